@@ -1,0 +1,121 @@
+#!/bin/bash
+# Build the patched guest kernel into a cache outside the repo.
+#
+#   kernel/build.sh [CACHE_DIR]      (default: $BPF_OOM_CACHE or /var/cache/bpf-oom)
+#
+# CACHE_DIR/linux-src    git repo of the extracted linux-source-6.12, tag "base" = pristine
+# CACHE_DIR/linux-build  O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
+#
+# The build is keyed by (source package version, series, config fragment, this
+# script). An unchanged key costs a hash; a changed series is applied through a
+# scratch git index and checked out over the previous one, so only files whose
+# patched content differs are rewritten and make rebuilds incrementally.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}}
+src=$cache/linux-src
+out=$cache/linux-build
+tarball=/usr/src/linux-source-6.12.tar.xz
+jobs=$(nproc)
+
+say() { printf '[kernel] %s\n' "$*"; }
+die() { printf '[kernel] error: %s\n' "$*" >&2; exit 1; }
+
+pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
+	die "linux-source-6.12 is not installed (apt-get install linux-source-6.12)"
+[ -r "$tarball" ] || die "$tarball is missing"
+
+# One build at a time: a second caller waits, then finds the work done.
+mkdir -p "$cache"
+exec 9>"$cache/build.lock"
+flock 9
+
+mapfile -t series < <(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
+	! -name '0000-*' | sort)
+key=$( { echo "$pkgver"; cat "${series[@]}" "$here/bpf-oom.config" "$0"; } |
+	sha256sum | cut -c1-16)
+
+if [ -f "$out/.key" ] && [ "$(cat "$out/.key")" = "$key" ] &&
+   [ -f "$out/arch/x86/boot/bzImage" ] && [ -f "$out/vmlinux.h" ]; then
+	say "up to date (key $key): $out"
+	exit 0
+fi
+say "building key $key (linux-source-6.12 $pkgver, ${#series[@]} patches)"
+mkdir -p "$cache" "$out"
+
+# 1. Pristine source as a git repo, once per package version.
+if [ "$(git -C "$src" config --get bpfoom.pkgver 2>/dev/null)" != "$pkgver" ]; then
+	say "extracting $tarball"
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
+	git -C "$src.tmp" init -q
+	git -C "$src.tmp" config user.name bpf-oom-build
+	git -C "$src.tmp" config user.email bpf-oom-build@localhost
+	say "recording the pristine tree in git"
+	git -C "$src.tmp" add -f -A
+	git -C "$src.tmp" commit -q -m "linux-source-6.12 $pkgver"
+	git -C "$src.tmp" tag -f base >/dev/null
+	git -C "$src.tmp" config bpfoom.pkgver "$pkgver"
+	mv "$src.tmp" "$src"
+fi
+
+# 2. Apply the series in a scratch index (strict: no fuzz, no offsets
+#    beyond what git apply accepts), then move the work tree to the result.
+say "applying the series"
+index=$src/.git/index.series
+rm -f "$index"
+GIT_INDEX_FILE=$index git -C "$src" read-tree base
+head=$(git -C "$src" rev-parse base)
+for p in "${series[@]}"; do
+	GIT_INDEX_FILE=$index git -C "$src" apply --cached "$p" ||
+		die "$(basename "$p") does not apply"
+	tree=$(GIT_INDEX_FILE=$index git -C "$src" write-tree)
+	head=$(git -C "$src" commit-tree "$tree" -p "$head" -m "$(basename "$p")")
+done
+rm -f "$index"
+git -C "$src" checkout -q -f --detach "$head"
+
+# 3. Configure: tinyconfig + kvm_guest.config + our fragment.
+cfgkey=$(cat "$here/bpf-oom.config" | sha256sum | cut -c1-16)
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.cfgkey" 2>/dev/null)" != "$cfgkey" ]; then
+	say "configuring"
+	make -s -C "$src" O="$out" tinyconfig >/dev/null
+	make -s -C "$src" O="$out" kvm_guest.config >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$here/bpf-oom.config" >/dev/null
+	make -s -C "$src" O="$out" olddefconfig >/dev/null
+	echo "$cfgkey" > "$out/.cfgkey"
+fi
+missing=""
+for opt in SMP VM_EVENT_COUNTERS BPF_SYSCALL BPF_JIT DEBUG_INFO_BTF DYNAMIC_FTRACE_WITH_DIRECT_CALLS \
+	   FUNCTION_TRACER BPF_EVENTS MEMCG PSI CGROUP_BPF 9P_FS VIRTIO_CONSOLE; do
+	grep -qx "CONFIG_$opt=y" "$out/.config" || missing="$missing CONFIG_$opt"
+done
+[ -z "$missing" ] || die "options that must be =y are not:$missing"
+
+# 4. Build, showing progress rather than thousands of lines.
+say "make -j$jobs bzImage (log: $out/build.log)"
+start=$SECONDS
+set +e
+make -C "$src" O="$out" -j"$jobs" bzImage 2>&1 | tee "$out/build.log" |
+	awk '/^  [A-Z]/ { n++; if (n % 500 == 0) { printf "[kernel]   %d steps\n", n; fflush() } }'
+rc=${PIPESTATUS[0]}
+set -e
+if [ "$rc" -ne 0 ]; then
+	grep -E 'error|Error' "$out/build.log" | head -30 >&2
+	die "kernel build failed (full log: $out/build.log)"
+fi
+say "built in $((SECONDS - start)) s"
+
+# 5. vmlinux.h from the patched kernel's BTF, rewritten only when it changes
+#    so the BPF objects don't rebuild needlessly.
+bpftool btf dump file "$out/vmlinux" format c > "$out/vmlinux.h.new"
+if cmp -s "$out/vmlinux.h.new" "$out/vmlinux.h"; then
+	rm "$out/vmlinux.h.new"
+else
+	mv "$out/vmlinux.h.new" "$out/vmlinux.h"
+fi
+echo "$key" > "$out/.key"
+say "done: $out/arch/x86/boot/bzImage"

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every OOM policy and helper program here shares: the kfuncs of the
+ * BPF OOM series (declared once), the open-coded iterator macro libbpf 1.1
+ * lacks, and small helpers for the policies' scope.
+ */
+#ifndef __OOM_BPF_H
+#define __OOM_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#define EPERM		1
+#define ENOENT		2
+#define ESRCH		3
+#define EBUSY		16
+#define EINVAL		22
+#define ENOSPC		28
+#define EOPNOTSUPP	95
+
+#define OOM_SCORE_ADJ_MIN	(-1000)
+
+/* The BPF OOM series (kernel/patches/) */
+int bpf_oom_kill_process(struct oom_control *oc, struct task_struct *task,
+			 const char *message__str) __ksym;
+int bpf_out_of_memory(struct mem_cgroup *memcg__nullable, int order) __ksym;
+struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
+struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
+void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
+unsigned long bpf_mem_cgroup_usage(struct mem_cgroup *memcg, bool swap) __ksym;
+unsigned long bpf_mem_cgroup_events(struct mem_cgroup *memcg, int event) __ksym;
+unsigned long bpf_mem_cgroup_memory_events(struct mem_cgroup *memcg,
+					   int event) __ksym;
+unsigned long bpf_mem_cgroup_page_state(struct mem_cgroup *memcg, int idx) __ksym;
+void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
+int bpf_psi_create_trigger(u64 cgroup_id, int state, u32 threshold_us,
+			   u32 window_us) __ksym;
+int bpf_psi_destroy_trigger(int id) __ksym;
+
+/* Generic kfuncs of 6.12 */
+void bpf_rcu_read_lock(void) __ksym;
+void bpf_rcu_read_unlock(void) __ksym;
+struct task_struct *bpf_task_acquire(struct task_struct *p) __ksym;
+void bpf_task_release(struct task_struct *p) __ksym;
+struct cgroup *bpf_cgroup_from_id(u64 cgid) __ksym;
+struct cgroup *bpf_cgroup_ancestor(struct cgroup *cgrp, int level) __ksym;
+void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
+int bpf_cgroup_read_xattr(struct cgroup *cgroup, const char *name__str,
+			  struct bpf_dynptr *value_p) __ksym;
+
+int bpf_iter_css_new(struct bpf_iter_css *it, struct cgroup_subsys_state *start,
+		     unsigned int flags) __ksym;
+struct cgroup_subsys_state *bpf_iter_css_next(struct bpf_iter_css *it) __ksym;
+void bpf_iter_css_destroy(struct bpf_iter_css *it) __ksym;
+int bpf_iter_css_task_new(struct bpf_iter_css_task *it,
+			  struct cgroup_subsys_state *css,
+			  unsigned int flags) __ksym;
+struct task_struct *bpf_iter_css_task_next(struct bpf_iter_css_task *it) __ksym;
+void bpf_iter_css_task_destroy(struct bpf_iter_css_task *it) __ksym;
+
+#ifndef bpf_for_each
+/*
+ * for (cur in iterator type(args)): the open-coded iterator loop of newer
+ * libbpf; the cleanup attribute destroys the iterator on every exit path.
+ */
+#define bpf_for_each(type, cur, args...)					\
+	for (struct bpf_iter_##type ___it					\
+		__attribute__((aligned(8), cleanup(bpf_iter_##type##_destroy))), \
+	     *___p __attribute__((unused)) =					\
+		(bpf_iter_##type##_new(&___it, ##args),				\
+		 (void)bpf_iter_##type##_destroy, (void *)0);			\
+	     ((cur) = bpf_iter_##type##_next(&___it));)
+#endif
+
+/* Direct loads: BPF_CORE_READ's address arithmetic upsets the verifier on
+ * a trusted pointer that was NULL-checked in the caller. */
+static __always_inline u64 memcg_cgroup_id(struct mem_cgroup *memcg)
+{
+	return memcg->css.cgroup->kn->id;
+}
+
+/* The cgroup id of an OOM's scope, 0 for a system-wide OOM */
+static __always_inline u64 oom_cgroup_id(struct oom_control *oc)
+{
+	struct mem_cgroup *memcg = oc->memcg;
+
+	return memcg ? memcg_cgroup_id(memcg) : 0;
+}
+
+/*
+ * Whether the cgroup @cgid is @scope_id or below it. A scope of 0 or of the
+ * root cgroup (id 1) contains everything, system-wide OOMs included.
+ */
+static __always_inline bool cgroup_in_scope(u64 cgid, u64 scope_id)
+{
+	struct cgroup *cg, *scope, *ancestor;
+	bool inside = false;
+
+	if (scope_id <= 1)
+		return true;
+	if (!cgid)
+		return false;
+
+	cg = bpf_cgroup_from_id(cgid);
+	if (!cg)
+		return false;
+	scope = bpf_cgroup_from_id(scope_id);
+	if (scope) {
+		ancestor = bpf_cgroup_ancestor(cg, scope->level);
+		if (ancestor) {
+			inside = ancestor->kn->id == scope_id;
+			bpf_cgroup_release(ancestor);
+		}
+		bpf_cgroup_release(scope);
+	}
+	bpf_cgroup_release(cg);
+	return inside;
+}
+
+#endif /* __OOM_BPF_H */

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Structures shared by the BPF programs and their user-space callers. */
+#ifndef __OOM_SHARED_H
+#define __OOM_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __u32 u32;
+#endif
+
+/* Context of oom_declare.bpf.c, run with BPF_PROG_TEST_RUN */
+struct oom_declare_args {
+	u64 cgroup_id;		/* 0: system-wide */
+	s32 order;
+	s32 ret;		/* out: bpf_out_of_memory()'s result or -errno */
+};
+
+/* Context of psi_trigger.bpf.c's programs */
+struct psi_trigger_args {
+	u64 cgroup_id;		/* 0: system-wide */
+	s32 state;		/* enum psi_states, e.g. PSI_MEM_SOME */
+	u32 threshold_us;
+	u32 window_us;
+	s32 id;			/* in for destroy */
+	s32 ret;		/* out: trigger id or 0, or -errno */
+};
+
+/*
+ * The OOM event log: a ring of OOM_EVENTS_MAX records in a pinned array map,
+ * written by recorder.bpf.c (and by policies in dry-run mode), read without
+ * consuming it. A record's seq is 0 while it is being written; otherwise it
+ * is the 1-based position in the log, so readers order records by seq and
+ * drop stale ones (seq <= head - OOM_EVENTS_MAX).
+ */
+#define OOM_EVENTS_MAX		4096	/* a power of two */
+#define OOM_MESSAGE_LEN		64
+#define OOM_COMM_LEN		16
+
+enum oom_event_type {
+	OOM_EVENT_INVOKE = 1,	/* out_of_memory() ran */
+	OOM_EVENT_KILL,		/* a task was killed (marked OOM victim) */
+	OOM_EVENT_PSI,		/* a PSI trigger handed an event to bpf */
+	OOM_EVENT_DRY_RUN,	/* a dry-run policy would have killed */
+};
+
+enum oom_trigger {
+	OOM_TRIGGER_ALLOCATION,	/* an allocation failed */
+	OOM_TRIGGER_DECLARED,	/* bpf_out_of_memory() from a syscall program */
+	OOM_TRIGGER_PSI,	/* bpf_out_of_memory() from a PSI handler */
+};
+
+struct oom_event {
+	u64 seq;
+	u64 time_ns;		/* CLOCK_BOOTTIME */
+	u32 type;		/* enum oom_event_type */
+	u32 pid;		/* kill/dry-run: the victim; invoke: the caller */
+	u64 cgroup_id;		/* kill: the victim's memcg; invoke: the OOM's
+				 * memcg (0: system-wide); psi: the trigger's */
+	u64 policy_cookie;	/* kill/dry-run: the policy (0: kernel killer) */
+	u64 rss_bytes;		/* kill/dry-run: resident memory at the kill */
+	u32 trigger;		/* invoke: enum oom_trigger; psi: psi state */
+	s32 result;		/* invoke: handled (1) or not (0) */
+	char comm[OOM_COMM_LEN];
+	char message[OOM_MESSAGE_LEN];	/* the policy's message */
+};
+
+/*
+ * memcg_walk.bpf.c: the memory cgroups of a subtree, read in the kernel.
+ * A syscall program run with BPF_PROG_TEST_RUN, its context a struct
+ * memcg_walk_args, walks the memcgs below a root in pre-order and writes
+ * one struct memcg_record per memcg into a BPF ring buffer. When the ring
+ * is full it stops; the caller drains the ring and runs it again with
+ * skip = pos, skip_id = last_id, until done.
+ */
+#define MEMCG_NAME_LEN		256	/* NAME_MAX + 1 */
+#define MEMCG_WALK_RING_SIZE	(4U << 20)
+
+enum memcg_walk_flags {
+	MEMCG_WALK_ROOT_ONLY	= 1,	/* the root's record only (show) */
+};
+
+struct memcg_walk_args {
+	u64 root_id;		/* cgroup id of the walk's root; 0: the root */
+	u64 skip;		/* walk positions already done (a previous pos) */
+	u64 skip_id;		/* id at position skip - 1 then (last_id); 0:
+				 * do not check */
+	u32 flags;		/* enum memcg_walk_flags */
+	u32 nr_records;		/* out: records written by this run */
+	u64 pos;		/* out: walk positions done, skipped included */
+	u64 last_id;		/* out: cgroup id at position pos - 1 */
+	s32 done;		/* out: 1 if the walk reached its end */
+	s32 err;		/* out: 0 or -errno: -ENOENT no such cgroup,
+				 * -ENODEV no memcg there, -EAGAIN the node at
+				 * skip - 1 is not skip_id any more */
+};
+
+/* memory.events, in the kernel's order (enum memcg_memory_event) */
+enum memcg_event {
+	MEMCG_EV_LOW,
+	MEMCG_EV_HIGH,
+	MEMCG_EV_MAX,
+	MEMCG_EV_OOM,
+	MEMCG_EV_OOM_KILL,
+	MEMCG_EV_OOM_GROUP_KILL,
+	MEMCG_EV_NR,
+};
+
+enum memcg_record_flags {
+	MEMCG_REC_PSI		= 1,	/* psi_avg and psi_total are valid */
+};
+
+/* Sizes are in pages; limits of PAGE_COUNTER_MAX are "max" (unlimited). */
+struct memcg_record {
+	u64 id;			/* cgroup id (its kernfs node id) */
+	u64 parent_id;		/* 0 for the root cgroup */
+	u32 level;		/* depth below the root cgroup */
+	u32 nr_procs;		/* processes charged here (css_task_iter) */
+	u32 flags;		/* enum memcg_record_flags */
+	u32 __pad;
+	u64 usage;		/* memory.current */
+	u64 swap;		/* memory.swap.current */
+	u64 anon;		/* memory.stat anon (NR_ANON_MAPPED) */
+	u64 file;		/* memory.stat file (NR_FILE_PAGES) */
+	u64 min, low, high, max, swap_max;
+	u64 events[MEMCG_EV_NR];	/* memory.events, hierarchical */
+	u64 pgscan, pgsteal;	/* memory.stat */
+	u64 psi_avg[2][3];	/* memory some/full avg10/60/300, fixed point
+				 * with 11 bits of fraction (FIXED_1) */
+	u64 psi_total[2];	/* memory some/full stall time, ns */
+	char name[MEMCG_NAME_LEN];	/* cgroup directory name */
+};
+
+#endif /* __OOM_SHARED_H */

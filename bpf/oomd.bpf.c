@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * oomd: choose the victim the way systemd-oomd does, but at OOM time and
+ * inside the kernel.
+ *
+ * Candidates are units: leaf memory cgroups, and cgroups with
+ * memory.oom.group set, which are killed whole (their descendants are not
+ * candidates of their own). Among the OOM scope's units, prefer the one with
+ * the most reclaim activity (pgscan) since this policy last looked: it is
+ * the one thrashing. Break ties by memory usage. A unit whose cgroup carries
+ * the xattr user.oomd_omit is never chosen, one with user.oomd_avoid only
+ * when nothing else is left (systemd's ManagedOOMPreference=). Units holding
+ * a task with oom_score_adj -1000 are skipped. Every task of the chosen unit
+ * is killed; for an oom.group unit the kernel kills the group with its
+ * first task.
+ */
+#include "oom.bpf.h"
+#include "oom_events.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 scope_cgroup_id;
+const volatile bool dry_run;
+
+__u64 nr_runs;
+__u64 nr_kills;
+
+/* pgscan of each unit when this policy last ran, for the delta */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u64);
+	__type(value, u64);
+} last_pgscan SEC(".maps");
+
+struct rank {
+	u64 pgscan_delta;
+	u64 usage;
+	bool avoid;
+	bool group;	/* a memory.oom.group unit, not a leaf */
+};
+
+static bool cgroup_has_xattr(struct cgroup *cg, const char *name)
+{
+	struct bpf_dynptr value;
+	char buf[8] = {};
+
+	bpf_dynptr_from_mem(buf, sizeof(buf), 0, &value);
+	return bpf_cgroup_read_xattr(cg, name, &value) > 0 && buf[0] != '0';
+}
+
+static u64 memcg_pgscan(struct mem_cgroup *memcg)
+{
+	int items[] = { PGSCAN_KSWAPD, PGSCAN_DIRECT, PGSCAN_KHUGEPAGED };
+	u64 sum = 0, v;
+
+	for (int i = 0; i < 3; i++) {
+		v = bpf_mem_cgroup_events(memcg, items[i]);
+		if (v != (u64)-1)
+			sum += v;
+	}
+	return sum;
+}
+
+static bool memcg_killable(struct mem_cgroup *memcg)
+{
+	struct task_struct *task;
+
+	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS)
+		if (task->signal->oom_score_adj == OOM_SCORE_ADJ_MIN)
+			return false;
+	return true;
+}
+
+static bool better(const struct rank *a, const struct rank *b)
+{
+	if (a->avoid != b->avoid)
+		return !a->avoid;
+	if (a->pgscan_delta != b->pgscan_delta)
+		return a->pgscan_delta > b->pgscan_delta;
+	return a->usage > b->usage;
+}
+
+SEC("fmod_ret.s/bpf_handle_out_of_memory")
+int BPF_PROG(oomd, struct oom_control *oc)
+{
+	struct mem_cgroup *root, *memcg, *victim = NULL;
+	struct rank best = {}, cur;
+	struct cgroup_subsys_state *pos;
+	int skip_below = -1, level;
+	struct task_struct *task;
+	u64 id, scan, *last;
+	bool killed = false;
+
+	__sync_fetch_and_add(&nr_runs, 1);
+	if (!cgroup_in_scope(oom_cgroup_id(oc), scope_cgroup_id))
+		return 0;
+
+	/* One load of oc->memcg: the verifier tracks the NULL check on it */
+	root = oc->memcg;
+	root = root ? bpf_get_mem_cgroup(&root->css) : bpf_get_root_mem_cgroup();
+	if (!root)
+		return 0;
+
+	bpf_rcu_read_lock();
+	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
+		struct cgroup *cg = pos->cgroup;
+		bool leaf = !(cg->nr_descendants + cg->nr_dying_descendants);
+
+		/* Pre-order: a unit's subtree ends at the next shallower node */
+		level = cg->level;
+		if (skip_below >= 0 && level > skip_below)
+			continue;
+		skip_below = -1;
+
+		memcg = bpf_get_mem_cgroup(pos);
+		if (!memcg)
+			continue;
+		if (memcg->oom_group && memcg != root)
+			skip_below = level;
+		else if (!leaf)
+			goto next;
+		if (cgroup_has_xattr(cg, "user.oomd_omit") ||
+		    !memcg_killable(memcg))
+			goto next;
+
+		id = cg->kn->id;
+		scan = memcg_pgscan(memcg);
+		last = bpf_map_lookup_elem(&last_pgscan, &id);
+		cur.pgscan_delta = last && *last <= scan ? scan - *last : scan;
+		bpf_map_update_elem(&last_pgscan, &id, &scan, BPF_ANY);
+		cur.usage = bpf_mem_cgroup_usage(memcg, false);
+		cur.avoid = cgroup_has_xattr(cg, "user.oomd_avoid");
+		cur.group = !leaf;
+
+		if (!victim || better(&cur, &best)) {
+			best = cur;
+			if (victim)
+				bpf_put_mem_cgroup(victim);
+			victim = bpf_get_mem_cgroup(&memcg->css);
+		}
+next:
+		bpf_put_mem_cgroup(memcg);
+	}
+	bpf_rcu_read_unlock();
+
+	if (!victim)
+		goto out;
+
+	if (!best.group) {
+		bpf_for_each(css_task, task, &victim->css, CSS_TASK_ITER_PROCS) {
+			if (dry_run)
+				oom_event_dry_run(ctx, task, "oomd");
+			else if (!bpf_oom_kill_process(oc, task, "oomd")) {
+				killed = true;
+				__sync_fetch_and_add(&nr_kills, 1);
+			}
+		}
+	} else {
+		/* Killing one task of an oom.group unit kills the whole unit */
+		struct task_struct *first = NULL;
+
+		bpf_rcu_read_lock();
+		bpf_for_each(css, pos, &victim->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
+			memcg = bpf_get_mem_cgroup(pos);
+			if (!memcg)
+				continue;
+			bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS) {
+				first = bpf_task_acquire(task);
+				break;
+			}
+			bpf_put_mem_cgroup(memcg);
+			if (first)
+				break;
+		}
+		bpf_rcu_read_unlock();
+		if (first) {
+			if (dry_run)
+				oom_event_dry_run(ctx, first, "oomd");
+			else if (!bpf_oom_kill_process(oc, first, "oomd")) {
+				killed = true;
+				__sync_fetch_and_add(&nr_kills, 1);
+			}
+			bpf_task_release(first);
+		}
+	}
+	bpf_put_mem_cgroup(victim);
+out:
+	bpf_put_mem_cgroup(root);
+	return killed;
+}

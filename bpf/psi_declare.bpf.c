@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * psi-declare: when a memory pressure trigger fires, declare an OOM in the
+ * cgroup it watches (system-wide for a /proc/pressure trigger), so that the
+ * OOM policy or the kernel's killer frees memory now instead of letting the
+ * workload thrash until an allocation finally fails.
+ *
+ * Triggers on other resources (cpu, io) are ignored. -EBUSY from
+ * bpf_out_of_memory() means an OOM is being handled already: nothing to do.
+ *
+ * The handler of the BPF OOM RFC's PSI selftest.
+ */
+#include "oom.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u64 scope_cgroup_id;	/* handle triggers in this subtree only */
+
+__u64 nr_runs;
+__u64 nr_declared;
+
+SEC("fmod_ret.s/bpf_handle_psi_event")
+int BPF_PROG(psi_declare, struct psi_trigger *t)
+{
+	struct mem_cgroup *memcg = NULL;
+	struct cgroup *cg;
+	u64 cgid = t->cgroup_id;
+	int ret;
+
+	__sync_fetch_and_add(&nr_runs, 1);
+	if (t->state != PSI_MEM_SOME && t->state != PSI_MEM_FULL)
+		return 0;
+	if (!cgroup_in_scope(cgid, scope_cgroup_id))
+		return 0;
+
+	if (cgid) {
+		cg = bpf_cgroup_from_id(cgid);
+		if (!cg)
+			return 0;
+		memcg = bpf_get_mem_cgroup(&cg->self);
+		bpf_cgroup_release(cg);
+		if (!memcg)
+			return 0;
+	}
+
+	ret = bpf_out_of_memory(memcg, 0);
+	if (memcg)
+		bpf_put_mem_cgroup(memcg);
+	if (ret > 0)
+		__sync_fetch_and_add(&nr_declared, 1);
+	return ret > 0;
+}

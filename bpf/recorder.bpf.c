@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The OOM event log's recorder: every OOM invocation, every kill (by a
+ * policy or by the kernel's own killer) and every PSI event handed to bpf,
+ * appended to the ring in oom_events.bpf.h. Kept attached (pinned links) by
+ * oomctl, so the log covers OOMs while no tool runs.
+ *
+ * A kill is seen at the mark_victim tracepoint, which both the kernel's
+ * killer and bpf_oom_kill_process() reach. A kill inside a
+ * bpf_oom_kill_process() call of the same thread is the policy's: its
+ * attach cookie (oc->bpf_policy_cookie) and message name it.
+ */
+#include "oom.bpf.h"
+#include "oom_events.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct policy_call {
+	struct oom_control *oc;
+	const char *message;
+};
+
+/* Threads inside bpf_oom_kill_process() */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, u32);
+	__type(value, struct policy_call);
+} policy_calls SEC(".maps");
+
+/* Threads inside a PSI handler (whose OOMs are PSI-triggered) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, u32);
+	__type(value, u8);
+} psi_handlers SEC(".maps");
+
+/* Kills per policy cookie, for `oomctl policy list` */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, u64);
+	__type(value, u64);
+} policy_kills SEC(".maps");
+
+static __always_inline u32 current_tid(void)
+{
+	return (u32)bpf_get_current_pid_tgid();
+}
+
+SEC("fentry/out_of_memory")
+int BPF_PROG(record_oom, struct oom_control *oc)
+{
+	u32 tid = current_tid();
+	struct oom_event *e;
+	u64 seq;
+
+	e = oom_event_begin(OOM_EVENT_INVOKE, &seq);
+	if (!e)
+		return 0;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->cgroup_id = oom_cgroup_id(oc);
+	if (!oc->bpf_declared)
+		e->trigger = OOM_TRIGGER_ALLOCATION;
+	else if (bpf_map_lookup_elem(&psi_handlers, &tid))
+		e->trigger = OOM_TRIGGER_PSI;
+	else
+		e->trigger = OOM_TRIGGER_DECLARED;
+	oom_event_commit(e, seq);
+	return 0;
+}
+
+SEC("fentry/bpf_oom_kill_process")
+int BPF_PROG(enter_policy_kill, struct oom_control *oc, struct task_struct *task,
+	     const char *message)
+{
+	struct policy_call call = { .oc = oc, .message = message };
+	u32 tid = current_tid();
+
+	bpf_map_update_elem(&policy_calls, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/bpf_oom_kill_process")
+int BPF_PROG(exit_policy_kill, struct oom_control *oc, struct task_struct *task,
+	     const char *message, int ret)
+{
+	u32 tid = current_tid();
+
+	bpf_map_delete_elem(&policy_calls, &tid);
+	return 0;
+}
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
+{
+	u32 tid = current_tid();
+	struct policy_call *call;
+	struct oom_event *e;
+	u64 seq, one = 1, *kills;
+
+	e = oom_event_begin(OOM_EVENT_KILL, &seq);
+	if (!e)
+		return 0;
+	e->pid = task->tgid;
+	e->cgroup_id = task_memcg_id(task);
+	e->rss_bytes = task_rss_bytes(task);
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+
+	call = bpf_map_lookup_elem(&policy_calls, &tid);
+	if (call) {
+		e->policy_cookie = BPF_CORE_READ(call->oc, bpf_policy_cookie);
+		bpf_probe_read_kernel_str(e->message, sizeof(e->message),
+					  call->message);
+		kills = bpf_map_lookup_elem(&policy_kills, &e->policy_cookie);
+		if (kills)
+			__sync_fetch_and_add(kills, 1);
+		else
+			bpf_map_update_elem(&policy_kills, &e->policy_cookie,
+					    &one, BPF_NOEXIST);
+	}
+	oom_event_commit(e, seq);
+	return 0;
+}
+
+SEC("fentry/bpf_handle_psi_event")
+int BPF_PROG(enter_psi_handler, struct psi_trigger *t)
+{
+	u32 tid = current_tid();
+	struct oom_event *e;
+	u8 one = 1;
+	u64 seq;
+
+	bpf_map_update_elem(&psi_handlers, &tid, &one, BPF_ANY);
+	e = oom_event_begin(OOM_EVENT_PSI, &seq);
+	if (!e)
+		return 0;
+	e->cgroup_id = t->cgroup_id;
+	e->trigger = t->state;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	oom_event_commit(e, seq);
+	return 0;
+}
+
+SEC("fexit/bpf_handle_psi_event")
+int BPF_PROG(exit_psi_handler, struct psi_trigger *t, int ret)
+{
+	u32 tid = current_tid();
+
+	bpf_map_delete_elem(&psi_handlers, &tid);
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* event list/watch: the OOM event log kept in the kernel (recorder.bpf.c). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "backend.h"
+#include "state.h"
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct oom_event *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
+{
+	static struct oom_event ring[OOM_EVENTS_MAX];
+	int events_fd, head_fd, n = 0, first;
+	uint32_t zero = 0;
+
+	events_fd = state_map_fd("events");
+	head_fd = state_map_fd("events_head");
+	if (events_fd < 0 || head_fd < 0 ||
+	    bpf_map_lookup_elem(head_fd, &zero, head)) {
+		n = -ENOENT;
+		goto out;
+	}
+	for (uint32_t i = 0; i < OOM_EVENTS_MAX; i++) {
+		struct oom_event *e = &ring[n];
+
+		if (bpf_map_lookup_elem(events_fd, &i, e))
+			continue;
+		/* 0: being written; old: overwritten while we read */
+		if (e->seq > after && e->seq + OOM_EVENTS_MAX > *head &&
+		    e->seq <= *head)
+			n++;
+	}
+	qsort(ring, n, sizeof(ring[0]), by_seq);
+	first = n > max ? n - max : 0;
+	memcpy(evs, ring + first, (n - first) * sizeof(*evs));
+	n -= first;
+out:
+	if (events_fd >= 0)
+		close(events_fd);
+	if (head_fd >= 0)
+		close(head_fd);
+	return n;
+}
+
+static const char *type_str(uint32_t type)
+{
+	switch (type) {
+	case OOM_EVENT_INVOKE: return "oom";
+	case OOM_EVENT_KILL: return "kill";
+	case OOM_EVENT_PSI: return "psi";
+	case OOM_EVENT_DRY_RUN: return "dry-run";
+	default: return "?";
+	}
+}
+
+static const char *trigger_str(uint32_t trigger)
+{
+	switch (trigger) {
+	case OOM_TRIGGER_ALLOCATION: return "allocation";
+	case OOM_TRIGGER_DECLARED: return "declared";
+	case OOM_TRIGGER_PSI: return "psi";
+	default: return "?";
+	}
+}
+
+static const char *psi_state_str(uint32_t state)
+{
+	static const char * const names[] = {
+		"io some", "io full", "memory some", "memory full",
+		"cpu some", "cpu full",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+void event_print(const struct oom_event *e)
+{
+	char cg[PATH_MAX], name[64];
+
+	out_open_object(NULL);
+	out_u64("seq", NULL, e->seq);
+	out_time("time", "%s ", boot_to_realtime(e->time_ns));
+	out_str("type", "%-8s", type_str(e->type));
+	cgroup_path_of_id(e->cgroup_id, cg, sizeof(cg));
+	switch (e->type) {
+	case OOM_EVENT_INVOKE:
+		out_str("cgroup", "OOM in %s", e->cgroup_id ? cg : "the system");
+		out_str("trigger", " (%s)", trigger_str(e->trigger));
+		out_u64("pid", " by pid %s", e->pid);
+		out_str("comm", " (%s)", e->comm);
+		break;
+	case OOM_EVENT_KILL:
+	case OOM_EVENT_DRY_RUN:
+		out_str(NULL, "%s", e->type == OOM_EVENT_KILL ? "killed" :
+			"would kill");
+		out_u64("pid", " pid %s", e->pid);
+		out_str("comm", " (%s)", e->comm);
+		out_str("cgroup", " in %s", cg);
+		out_bytes("rss_bytes", ", %s resident", e->rss_bytes);
+		out_str("chosen_by", ", chosen by %s", e->policy_cookie ?
+			policy_name_of_cookie(e->policy_cookie, name, sizeof(name)) :
+			"the kernel's OOM killer");
+		if (e->message[0])
+			out_str("message", ": \"%s\"", e->message);
+		break;
+	case OOM_EVENT_PSI:
+		out_str("pressure", "%s", psi_state_str(e->trigger));
+		out_str("cgroup", " pressure in %s", e->cgroup_id ? cg : "the system");
+		break;
+	}
+	out_u64("cgroup_id", NULL, e->cgroup_id);
+	out_close();
+	out_newline();
+}
+
+/* The log exists once the recorder is attached; attach it on first use. */
+static int events_open(void)
+{
+	return state_init() ?: recorder_ensure();
+}
+
+int event_list(const struct event_list_opts *opts)
+{
+	static struct oom_event evs[OOM_EVENTS_MAX];
+	uint64_t head;
+	int n, err;
+
+	err = events_open();
+	if (err)
+		return err;
+	n = events_read(0, evs, opts->count ? (int)opts->count : OOM_EVENTS_MAX,
+			&head);
+	if (n < 0) {
+		p_err("cannot read the event log under %s: %s", bpffs_dir,
+		      strerror(-n));
+		return n;
+	}
+	out_open_array("events");
+	for (int i = 0; i < n; i++)
+		event_print(&evs[i]);
+	out_close();
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig __maybe_unused)
+{
+	stop = 1;
+}
+
+int event_watch(void)
+{
+	static struct oom_event evs[OOM_EVENTS_MAX];
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t seen, head;
+	int n, err;
+
+	err = events_open();
+	if (err)
+		return err;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* Only what happens from now on */
+	if (events_read(~0ULL, evs, 1, &seen) < 0) {
+		p_err("cannot read the event log under %s", bpffs_dir);
+		return -ENOENT;
+	}
+	while (!stop) {
+		n = events_read(seen, evs, OOM_EVENTS_MAX, &head);
+		/* Overwritten before we could read them: skip ahead */
+		if (head > seen + OOM_EVENTS_MAX)
+			seen = head - OOM_EVENTS_MAX;
+		/* In order, and not past a record still being written */
+		for (int i = 0; i < n && evs[i].seq == seen + 1; i++, seen++) {
+			event_print(&evs[i]);
+			if (out_flush())
+				return 0;	/* stdout closed: done */
+		}
+		usleep(200 * 1000);
+	}
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* oomctl memcg: the memory cgroups the OOM policies choose from. */
+#include "backend.h"
+
+static int do_help(int argc, char **argv);
+
+static int do_list(int argc, char **argv)
+{
+	struct memcg_list_opts opts = {};
+	struct cgroup_ref cg;
+	int err;
+
+	/* "tree" is a keyword here; a cgroup of that name is "/tree" */
+	if (argc > 0 && !ARG_IS("tree")) {
+		err = cgroup_parse(GET_ARG(), &cg);
+		if (err)
+			return err;
+		opts.root = &cg;
+	}
+	if (ARG_IS("tree")) {
+		NEXT_ARG();
+		opts.tree = true;
+	}
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+
+	if (opts.root && (err = cgroup_resolve(&cg)))
+		return err;
+	return cmd_status(memcg_list(&opts));
+}
+
+static int do_show(int argc, char **argv)
+{
+	struct cgroup_ref cg;
+	int err;
+
+	if (!REQ_ARGS(1))
+		return OOMCTL_EXIT_USAGE;
+	err = cgroup_parse(GET_ARG(), &cg);
+	if (err)
+		return err;
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+
+	err = cgroup_resolve(&cg);
+	if (err)
+		return err;
+	return cmd_status(memcg_show(&cg));
+}
+
+static const struct cmd cmds[] = {
+	{ "list",	do_list,	"[CGROUP] [tree]" },
+	{ "show",	do_show,	"CGROUP" },
+	{ "help",	do_help,	"" },
+	{ 0 }
+};
+
+static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
+{
+	return print_usage("memcg", cmds,
+			   "       " HELP_SPEC_CGROUP "\n");
+}
+
+int do_memcg(int argc, char **argv)
+{
+	return cmd_select(cmds, argc, argv);
+}

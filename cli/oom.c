@@ -1,0 +1,70 @@
+/* oomctl oom: declare an OOM by hand, as a policy or a PSI trigger would. */
+#include <errno.h>
+
+#include "backend.h"
+
+static int do_help(int argc, char **argv);
+
+static int do_declare(int argc, char **argv)
+{
+	struct oom_declare_opts opts = {};
+	struct cgroup_ref cg;
+	bool have_order = false;
+	const char *arg;
+	uint64_t order;
+	int err;
+
+	/* keywords first: a cgroup named "order" or "wait" is "/order" */
+	if (argc > 0 && !ARG_IS("order") && !ARG_IS("wait")) {
+		err = cgroup_parse(GET_ARG(), &cg);
+		if (err)
+			return err;
+		opts.cg = &cg;
+	}
+	while (argc > 0) {
+		if (ARG_IS("order") && !have_order) {
+			NEXT_ARG();
+			if (!REQ_ARGS(1))
+				return OOMCTL_EXIT_USAGE;
+			arg = GET_ARG();
+			if (parse_u64(arg, 0, OOM_ORDER_MAX, &order)) {
+				p_err("invalid order '%s': expected 0..%d",
+				      arg, OOM_ORDER_MAX);
+				return OOMCTL_EXIT_USAGE;
+			}
+			opts.order = order;
+			have_order = true;
+		} else if (ARG_IS("wait") && !opts.wait) {
+			NEXT_ARG();
+			opts.wait = true;
+		} else {
+			usage_err("unexpected argument '%s'", *argv);
+			return OOMCTL_EXIT_USAGE;
+		}
+	}
+
+	if (opts.cg && (err = cgroup_resolve(&cg)))
+		return err;
+	return cmd_status(oom_declare(&opts));
+}
+
+/* help first: a bare `oomctl oom` must not declare a system-wide OOM */
+static const struct cmd cmds[] = {
+	{ "help",	do_help,	"" },
+	{ "declare",	do_declare,	"[CGROUP] [order N] [wait]" },
+	{ 0 }
+};
+
+static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
+{
+	return print_usage("oom", cmds,
+		"       N := 0.." __stringify(OOM_ORDER_MAX)
+		"  (allocation order, default 0)\n"
+		"       " HELP_SPEC_CGROUP "\n"
+		"       Without CGROUP the OOM is system-wide.\n");
+}
+
+int do_oom(int argc, char **argv)
+{
+	return cmd_select(cmds, argc, argv);
+}

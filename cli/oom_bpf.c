@@ -1,0 +1,101 @@
+/*
+ * oom declare: run bpf_out_of_memory() through the oom_declare syscall
+ * program and tell what the OOM handling did, from the event log.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "backend.h"
+#include "state.h"
+#include "oom_declare.skel.h"
+
+/* How long `wait` waits for another OOM's handling to end */
+#define WAIT_MAX_MS	30000
+#define WAIT_STEP_MS	50
+
+int oom_declare(const struct oom_declare_opts *opts)
+{
+	static struct oom_event evs[OOM_EVENTS_MAX];
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct oom_declare_args args = {
+		.cgroup_id = opts->cg ? opts->cg->id : 0,
+		.order = opts->order,
+	};
+	struct timespec step = { .tv_nsec = WAIT_STEP_MS * 1000000L };
+	struct oom_declare_bpf *skel;
+	uint64_t before, head;
+	int err, n, waited = 0, kills = 0;
+
+	err = state_init() ?: recorder_ensure();
+	if (err)
+		return err;
+	events_read(~0ULL, evs, 1, &before);
+
+	open_opts_debug(&open_opts);
+	skel = oom_declare_bpf__open_opts(&open_opts);
+	if (!skel || oom_declare_bpf__load(skel)) {
+		err = -errno;
+		if (kernel_check())
+			err = -EOPNOTSUPP;
+		else
+			p_err("the kernel refused the declare program: %s", strerror(-err));
+		goto out;
+	}
+	for (;;) {
+		err = syscall_prog_run(bpf_program__fd(skel->progs.oom_declare),
+				       &args, sizeof(args));
+		if (err) {
+			p_err("cannot run the declare program: %s", strerror(-err));
+			goto out;
+		}
+		if (args.ret != -EBUSY || !opts->wait || waited >= WAIT_MAX_MS)
+			break;
+		nanosleep(&step, NULL);
+		waited += WAIT_STEP_MS;
+	}
+
+	switch (args.ret) {
+	case -EBUSY:
+		p_err("busy: another OOM is being handled%s",
+		      opts->wait ? " (waited 30 s)" : " (add 'wait' to wait for it)");
+		err = -EBUSY;
+		goto out;
+	case -ENOENT:
+		p_err("cgroup '%s' is gone", opts->cg->arg);
+		err = -ENOENT;
+		goto out;
+	case -EOPNOTSUPP:
+		p_err("cgroup '%s' has no memory controller (enable +memory in its parent's cgroup.subtree_control)",
+		      opts->cg->arg);
+		err = -ENODEV;
+		goto out;
+	default:
+		if (args.ret < 0) {
+			p_err("the kernel refused the OOM: %s", strerror(-args.ret));
+			err = args.ret;
+			goto out;
+		}
+	}
+
+	out_str("scope", "declared an OOM in %s", opts->cg ? opts->cg->path : "the system");
+	/* plain: the verdict; the boolean itself only in JSON */
+	out_str(NULL, ": %s\n", args.ret ? "handled" : "nothing could be freed");
+	out_bool("handled", NULL, args.ret);
+	n = events_read(before, evs, OOM_EVENTS_MAX, &head);
+	out_open_array("kills");
+	for (int i = 0; i < n; i++)
+		if (evs[i].type == OOM_EVENT_KILL || evs[i].type == OOM_EVENT_DRY_RUN) {
+			event_print(&evs[i]);
+			kills++;
+		}
+	out_close();
+	if (args.ret && !kills)
+		p_info("no kill was recorded: memory was freed otherwise (a dying task, a notifier)");
+	err = 0;
+out:
+	oom_declare_bpf__destroy(skel);
+	return err;
+}

@@ -1,0 +1,403 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "output.h"
+#include "parse.h"
+
+bool json_output;
+bool pretty_output;
+
+#define OUT_DEPTH_MAX	16
+
+static struct json_object *root;
+static struct json_object *stack[OUT_DEPTH_MAX];
+static int depth;
+static char *err_msg;
+static bool err_reported;
+static bool flushed;		/* out_flush() printed documents already */
+
+/* Running out of memory in an OOM tool is not worth a recovery path. */
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (!p) {
+		fputs("Error: out of memory\n", stderr);
+		exit(EXIT_FAILURE);
+	}
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	return strcpy(xrealloc(NULL, strlen(s) + 1), s);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!json_output) {
+		fputs("Error: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else if (!err_msg && vasprintf(&err_msg, fmt, ap) < 0) {
+		err_msg = NULL;
+	}
+	va_end(ap);
+	err_reported = true;
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json_output)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+bool p_err_reported(void)
+{
+	return err_reported;
+}
+
+/*
+ * Takes ownership of @val. At top level, the first keyless value is the
+ * document, and keyed values go into an implicit root object. Returns
+ * false if @val was dropped: keyless in an object means plain-only.
+ */
+static bool json_add(const char *key, struct json_object *val)
+{
+	struct json_object *parent = depth ? stack[depth - 1] : root;
+
+	if (!depth && !root) {
+		root = key ? json_object_new_object() : val;
+		if (!key)
+			return true;
+		parent = root;
+	} else if (!depth && !json_object_is_type(root, json_type_object)) {
+		/* the document was a bare value, and it is complete */
+		parent = NULL;
+	}
+	if (json_object_is_type(parent, json_type_array)) {
+		json_object_array_add(parent, val);
+		return true;
+	}
+	if (key && json_object_is_type(parent, json_type_object)) {
+		json_object_object_add(parent, key, val);
+		return true;
+	}
+	json_object_put(val);
+	return false;
+}
+
+static void out_open(const char *key, struct json_object *val)
+{
+	if (!json_output)
+		return;
+	if (depth == OUT_DEPTH_MAX || !json_add(key, val)) {
+		/* a caller bug: fail loudly, never print a broken document */
+		fprintf(stderr, "oomctl: bad nesting at key '%s'\n", key ?: "");
+		abort();
+	}
+	stack[depth++] = val;
+}
+
+void out_open_object(const char *key)
+{
+	out_open(key, json_output ? json_object_new_object() : NULL);
+}
+
+void out_open_array(const char *key)
+{
+	out_open(key, json_output ? json_object_new_array() : NULL);
+}
+
+void out_close(void)
+{
+	if (json_output && depth)
+		depth--;
+}
+
+void out_newline(void)
+{
+	if (!json_output)
+		putchar('\n');
+}
+
+void out_text(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (json_output)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* The one place a value is rendered: @val for JSON, @s for plain. */
+static void out_val(const char *key, const char *fmt, struct json_object *val,
+		    const char *s)
+{
+	if (json_output)
+		json_add(key, val);
+	else if (fmt)
+		printf(fmt, s);
+}
+
+void out_str(const char *key, const char *fmt, const char *val)
+{
+	out_val(key, fmt, json_output && val ? json_object_new_string(val) : NULL,
+		val ?: "-");
+}
+
+void out_u64(const char *key, const char *fmt, uint64_t val)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRIu64, val);
+	out_val(key, fmt, json_output ? json_object_new_uint64(val) : NULL, s);
+}
+
+void out_s64(const char *key, const char *fmt, int64_t val)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRId64, val);
+	out_val(key, fmt, json_output ? json_object_new_int64(val) : NULL, s);
+}
+
+void out_bool(const char *key, const char *fmt, bool val)
+{
+	out_val(key, fmt, json_output ? json_object_new_boolean(val) : NULL,
+		val ? "true" : "false");
+}
+
+static const char *bytes_str(uint64_t bytes, char *buf, size_t size)
+{
+	return bytes == OUT_BYTES_MAX ? "max" : fmt_bytes(bytes, buf, size);
+}
+
+void out_bytes(const char *key, const char *fmt, uint64_t bytes)
+{
+	char s[FMT_BYTES_LEN];
+
+	out_val(key, fmt, json_output && bytes != OUT_BYTES_MAX ?
+		json_object_new_uint64(bytes) : NULL,
+		bytes_str(bytes, s, sizeof(s)));
+}
+
+void out_usec(const char *key, const char *fmt, uint64_t usec)
+{
+	char s[FMT_USEC_LEN];
+
+	out_val(key, fmt, json_output ? json_object_new_uint64(usec) : NULL,
+		fmt_usec(usec, s, sizeof(s)));
+}
+
+void out_time(const char *key, const char *fmt, uint64_t ns)
+{
+	char s[FMT_TIME_LEN];
+
+	if (json_output)
+		json_add(key, json_object_new_string(fmt_time_iso(ns, s,
+								   sizeof(s))));
+	else if (fmt)
+		printf(fmt, fmt_time_local(ns, s, sizeof(s)));
+}
+
+static void json_print(struct json_object *obj)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	if (pretty_output)
+		flags |= JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+	/* NULL prints as "null": the answer of a command with nothing to say */
+	puts(json_object_to_json_string_ext(obj, flags));
+}
+
+int out_flush(void)
+{
+	if (json_output && root) {
+		json_print(root);
+		json_object_put(root);
+		root = NULL;
+		depth = 0;
+		flushed = true;
+	}
+	if (fflush(stdout) || ferror(stdout))
+		return -EIO;
+	return 0;
+}
+
+void out_finish(void)
+{
+	struct json_object *err;
+
+	if (json_output && err_msg) {
+		err = json_object_new_object();
+		json_object_object_add(err, "error",
+				       json_object_new_string(err_msg));
+		json_print(err);
+		json_object_put(err);
+	} else if (json_output && (root || !flushed)) {
+		/* a stream ends without a trailing null */
+		json_print(root);
+	}
+	json_object_put(root);
+	root = NULL;
+	depth = 0;
+	free(err_msg);
+	err_msg = NULL;
+	err_reported = false;
+	flushed = false;
+}
+
+struct table {
+	const struct col *cols;
+	unsigned int ncols;
+	unsigned int col;	/* next cell of the current row */
+	bool row_open;
+	size_t nrows;
+	size_t cap;
+	char **cells;		/* plain mode: nrows * ncols, printed at close */
+};
+
+struct table *table_open(const char *key, const struct col *cols,
+			 unsigned int ncols)
+{
+	struct table *t = xrealloc(NULL, sizeof(*t));
+
+	*t = (struct table){ .cols = cols, .ncols = ncols };
+	out_open_array(key);
+	return t;
+}
+
+void table_row(struct table *t)
+{
+	size_t i;
+
+	t->col = 0;
+	if (json_output) {
+		if (t->row_open)
+			out_close();
+		out_open_object(NULL);
+		t->row_open = true;
+		return;
+	}
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->cells = xrealloc(t->cells,
+				    t->cap * t->ncols * sizeof(*t->cells));
+	}
+	/* cells left unset stay NULL and print as "-" */
+	for (i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = NULL;
+	t->nrows++;
+}
+
+/* Next cell: JSON @val under the column's key, or plain @s kept for later */
+static void table_cell(struct table *t, struct json_object *val, const char *s)
+{
+	unsigned int i = t->col++;
+
+	if (i >= t->ncols || (!t->row_open && !t->nrows)) {
+		/* a caller bug: more cells than columns, or no table_row() */
+		json_object_put(val);
+		return;
+	}
+	if (json_output)
+		json_add(t->cols[i].key, val);
+	else
+		t->cells[(t->nrows - 1) * t->ncols + i] = xstrdup(s);
+}
+
+void table_str(struct table *t, const char *val)
+{
+	table_cell(t, json_output && val ? json_object_new_string(val) : NULL,
+		   val ?: "-");
+}
+
+void table_u64(struct table *t, uint64_t val)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRIu64, val);
+	table_cell(t, json_output ? json_object_new_uint64(val) : NULL, s);
+}
+
+void table_bytes(struct table *t, uint64_t bytes)
+{
+	char s[FMT_BYTES_LEN];
+
+	table_cell(t, json_output && bytes != OUT_BYTES_MAX ?
+		   json_object_new_uint64(bytes) : NULL,
+		   bytes_str(bytes, s, sizeof(s)));
+}
+
+void table_usec(struct table *t, uint64_t usec)
+{
+	char s[FMT_USEC_LEN];
+
+	table_cell(t, json_output ? json_object_new_uint64(usec) : NULL,
+		   fmt_usec(usec, s, sizeof(s)));
+}
+
+/* One line of cells, or of the headers if @cells is NULL. */
+static void table_line(const struct table *t, const int *width,
+		       char *const *cells)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->ncols; i++) {
+		const char *s = cells ? cells[i] ?: "-" : t->cols[i].header;
+		bool last = i == t->ncols - 1;
+		int w = t->cols[i].type == COL_STR ? -width[i] : width[i];
+
+		/* no trailing blanks after a left-aligned last column */
+		printf("%*s%s", last && w < 0 ? 0 : w, s, last ? "\n" : "  ");
+	}
+}
+
+void table_close(struct table *t)
+{
+	size_t i, n = t->nrows * t->ncols;
+	int *width;
+
+	if (json_output) {
+		if (t->row_open)
+			out_close();
+		out_close();
+		free(t);
+		return;
+	}
+	width = xrealloc(NULL, t->ncols * sizeof(*width));
+	for (i = 0; i < t->ncols; i++)
+		width[i] = strlen(t->cols[i].header);
+	for (i = 0; i < n; i++) {
+		int len = t->cells[i] ? strlen(t->cells[i]) : 1;
+
+		if (len > width[i % t->ncols])
+			width[i % t->ncols] = len;
+	}
+
+	table_line(t, width, NULL);
+	for (i = 0; i < n; i += t->ncols)
+		table_line(t, width, t->cells + i);
+
+	for (i = 0; i < n; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(width);
+	free(t);
+}

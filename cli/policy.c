@@ -1,0 +1,140 @@
+/* oomctl policy: the BPF OOM policies, built in or from an object file. */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+
+static int do_help(int argc, char **argv);
+
+/* Policies are named, files are paths: "./x.o", "x.bpf.o", "/a/x" */
+static bool is_policy_file(const char *arg)
+{
+	size_t len = strlen(arg);
+
+	return strchr(arg, '/') || (len > 2 && !strcmp(arg + len - 2, ".o"));
+}
+
+static int name_parse(const char *name)
+{
+	int err = policy_name_check(name);
+
+	if (err)
+		p_err("invalid policy name '%s': %s", name,
+		      err == -ENAMETOOLONG ?
+		      "longer than " __stringify(POLICY_NAME_MAX) " characters" :
+		      "use [a-z0-9_-], not starting with '-'");
+	return err ? OOMCTL_EXIT_USAGE : OOMCTL_EXIT_OK;
+}
+
+static int do_list(int argc, char **argv)
+{
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+	return cmd_status(policy_list());
+}
+
+static int do_show(int argc, char **argv)
+{
+	const char *name;
+	int err;
+
+	if (!REQ_ARGS(1))
+		return OOMCTL_EXIT_USAGE;
+	name = GET_ARG();
+	err = name_parse(name);
+	if (err)
+		return err;
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+	return cmd_status(policy_show(name));
+}
+
+static int do_attach(int argc, char **argv)
+{
+	struct policy_attach_opts opts = {};
+	struct cgroup_ref scope;
+	const char *what;
+	struct stat st;
+	int err;
+
+	if (!REQ_ARGS(1))
+		return OOMCTL_EXIT_USAGE;
+	what = GET_ARG();
+	if (is_policy_file(what)) {
+		opts.file = what;
+	} else {
+		err = name_parse(what);
+		if (err)
+			return err;
+		opts.name = what;
+	}
+	while (argc > 0) {
+		if (ARG_IS("scope") && !opts.scope) {
+			NEXT_ARG();
+			if (!REQ_ARGS(1))
+				return OOMCTL_EXIT_USAGE;
+			err = cgroup_parse(GET_ARG(), &scope);
+			if (err)
+				return err;
+			opts.scope = &scope;
+		} else if (ARG_IS("dry-run") && !opts.dry_run) {
+			NEXT_ARG();
+			opts.dry_run = true;
+		} else {
+			usage_err("unexpected argument '%s'", *argv);
+			return OOMCTL_EXIT_USAGE;
+		}
+	}
+
+	if (opts.file && stat(opts.file, &st)) {
+		p_err("cannot open '%s': %s", opts.file, strerror(errno));
+		return OOMCTL_EXIT_FAIL;
+	}
+	if (opts.file && !S_ISREG(st.st_mode)) {
+		p_err("'%s' is not a BPF object file", opts.file);
+		return OOMCTL_EXIT_FAIL;
+	}
+	if (opts.scope && (err = cgroup_resolve(&scope)))
+		return err;
+	return cmd_status(policy_attach(&opts));
+}
+
+static int do_detach(int argc, char **argv)
+{
+	const char *name;
+	int err;
+
+	if (!REQ_ARGS(1))
+		return OOMCTL_EXIT_USAGE;
+	name = GET_ARG();
+	err = name_parse(name);
+	if (err)
+		return err;
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+	return cmd_status(policy_detach(name));
+}
+
+static const struct cmd cmds[] = {
+	{ "list",	do_list,	"" },
+	{ "show",	do_show,	"NAME" },
+	{ "attach",	do_attach,
+	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run]" },
+	{ "detach",	do_detach,	"NAME" },
+	{ "help",	do_help,	"" },
+	{ 0 }
+};
+
+static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
+{
+	return print_usage("policy", cmds,
+		"       NAME := { largest-leaf | oomd | psi-declare | POLICY }\n"
+		"       POLICY := 1-15 of [a-z0-9_-], as attached from a file\n"
+		"       " HELP_SPEC_CGROUP "\n");
+}
+
+int do_policy(int argc, char **argv)
+{
+	return cmd_select(cmds, argc, argv);
+}

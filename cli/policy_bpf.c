@@ -1,0 +1,492 @@
+/*
+ * policy attach/detach/list/show: OOM and PSI handlers attached as pinned
+ * fmod_ret links under bpffs_dir/policy/NAME/, described in the registry.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "backend.h"
+#include "state.h"
+#include "largest_leaf.skel.h"
+#include "oomd.skel.h"
+#include "psi_declare.skel.h"
+
+static const struct builtin {
+	const char *name;
+	const void *(*elf)(size_t *size);
+} builtins[] = {
+	{ "largest-leaf", largest_leaf_bpf__elf_bytes },
+	{ "oomd", oomd_bpf__elf_bytes },
+	{ "psi-declare", psi_declare_bpf__elf_bytes },
+};
+
+static const struct builtin *builtin_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		if (!strcmp(builtins[i].name, name))
+			return &builtins[i];
+	return NULL;
+}
+
+/* Which hook a program attaches to, from its section: 0 if none of ours */
+static enum policy_hook prog_hook(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *target = strchr(sec, '/');
+
+	if (!target || strncmp(sec, "fmod_ret", 8))
+		return 0;
+	if (!strcmp(target + 1, "bpf_handle_out_of_memory"))
+		return HOOK_OOM;
+	if (!strcmp(target + 1, "bpf_handle_psi_event"))
+		return HOOK_PSI;
+	return 0;
+}
+
+/* Set a `const volatile` global of the object before load. */
+static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
+		      size_t size)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	struct bpf_map *map;
+	size_t map_size;
+	const void *init;
+	char *data;
+	int id, err = -ENOENT;
+
+	map = bpf_object__find_map_by_name(obj, ".rodata");
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (!map || id < 0)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	init = bpf_map__initial_value(map, &map_size);
+	data = malloc(map_size);
+	if (!init || !data) {
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(data, init, map_size);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, v->name_off), var))
+			continue;
+		if (vs->size != size || vs->offset + size > map_size) {
+			err = -EINVAL;
+			break;
+		}
+		memcpy(data + vs->offset, val, size);
+		err = bpf_map__set_initial_value(map, data, map_size);
+		break;
+	}
+	free(data);
+	return err;
+}
+
+static void share_event_log(struct bpf_object *obj)
+{
+	static const char * const maps[][2] = {
+		{ "oom_events", "events" }, { "oom_events_head", "events_head" },
+	};
+
+	for (int i = 0; i < 2; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, maps[i][0]);
+		int fd;
+
+		if (!map)
+			continue;
+		fd = state_map_fd(maps[i][1]);
+		if (fd >= 0) {
+			bpf_map__reuse_fd(map, fd);
+			close(fd);
+		}
+	}
+}
+
+static void unpin_policy(const char *name)
+{
+	char dir[PATH_MAX], cmd[PATH_MAX + 32];
+
+	state_path(dir, sizeof(dir), "policy/%s", name);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
+	if (system(cmd))
+		p_info("could not remove %s", dir);
+}
+
+static int open_policy(const struct policy_attach_opts *opts, char *name,
+		       struct bpf_object **objp)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	const struct builtin *b = NULL;
+	struct bpf_object *obj;
+	char base[PATH_MAX], *dot;
+
+	open_opts_debug(&open_opts);
+	if (opts->name) {
+		b = builtin_find(opts->name);
+		if (!b) {
+			p_err("no built-in policy '%s' (largest-leaf, oomd, psi-declare)",
+			      opts->name);
+			return -ENOENT;
+		}
+		snprintf(name, POLICY_NAME_LEN, "%s", b->name);
+	} else {
+		snprintf(base, sizeof(base), "%s", opts->file);
+		snprintf(name, POLICY_NAME_LEN, "%s", basename(base));
+		dot = strstr(name, ".bpf.o") ?: strrchr(name, '.');
+		/* The name is a map key: no bytes of the suffix may remain */
+		if (dot)
+			memset(dot, 0, name + POLICY_NAME_LEN - dot);
+		if (policy_name_check(name)) {
+			p_err("cannot name a policy after '%s': rename the file to 1-15 of [a-z0-9_-] + .bpf.o",
+			      opts->file);
+			return -EINVAL;
+		}
+	}
+
+	if (b) {
+		size_t size;
+		const void *elf = b->elf(&size);
+
+		open_opts.object_name = name;
+		obj = bpf_object__open_mem(elf, size, &open_opts);
+	} else {
+		obj = bpf_object__open_file(opts->file, &open_opts);
+	}
+	if (!obj) {
+		p_err("cannot open %s: %s", opts->file ?: name,
+		      errno == EINVAL || errno == ENOEXEC ?
+		      "not a BPF object file" : strerror(errno));
+		return -errno;
+	}
+	*objp = obj;
+	return 0;
+}
+
+int policy_attach(const struct policy_attach_opts *opts)
+{
+	struct policy_meta meta = {};
+	char dir[PATH_MAX], pin[PATH_MAX + 64];
+	struct bpf_object *obj = NULL;
+	struct bpf_program *prog;
+	struct timespec now;
+	int err, reg = -1, nprogs = 0;
+	uint32_t link_id = 0, prog_id = 0;
+
+	err = state_init() ?: state_lock() ?: recorder_ensure();
+	if (err)
+		return err;
+	err = open_policy(opts, meta.name, &obj);
+	if (err)
+		return err;
+	if (!registry_get(meta.name, &meta)) {
+		p_err("a policy named '%s' is attached already (oomctl policy detach %s)",
+		      meta.name, meta.name);
+		err = -EEXIST;
+		goto out;
+	}
+
+	bpf_object__for_each_program(prog, obj) {
+		enum policy_hook hook = prog_hook(prog);
+
+		bpf_program__set_autoload(prog, hook != 0);
+		meta.hooks |= hook;
+		nprogs += hook != 0;
+	}
+	if (!nprogs) {
+		p_err("%s has no fmod_ret program for bpf_handle_out_of_memory or bpf_handle_psi_event",
+		      opts->file ?: meta.name);
+		err = -EINVAL;
+		goto out;
+	}
+	if (opts->scope) {
+		err = set_rodata(obj, "scope_cgroup_id", &opts->scope->id,
+				 sizeof(uint64_t));
+		if (err) {
+			p_err("%s cannot be scoped: it has no 'const volatile __u64 scope_cgroup_id'",
+			      meta.name);
+			goto out;
+		}
+		meta.scope_id = opts->scope->id;
+	}
+	if (opts->dry_run) {
+		bool yes = true;
+
+		err = set_rodata(obj, "dry_run", &yes, sizeof(yes));
+		if (err) {
+			p_err("%s has no dry-run mode: it has no 'const volatile bool dry_run'",
+			      meta.name);
+			goto out;
+		}
+		meta.flags |= POLICY_DRY_RUN;
+	}
+	share_event_log(obj);
+
+	err = bpf_object__load(obj);
+	if (err) {
+		if (kernel_check())
+			err = -EOPNOTSUPP;
+		else
+			p_err("the kernel refused policy %s: %s%s", meta.name,
+			      strerror(-err), debug ? "" : " (-d shows the verifier log)");
+		goto out;
+	}
+
+	reg = registry_fd(true);
+	if (reg < 0) {
+		err = reg;
+		goto out;
+	}
+	if (opts->file) {
+		char *abs = realpath(opts->file, NULL);
+
+		snprintf(meta.source, sizeof(meta.source), "%s", abs ?: opts->file);
+		free(abs);
+	} else {
+		snprintf(meta.source, sizeof(meta.source), "built-in");
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	meta.attach_time_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	/* Never reused, so old log records and kill counts stay with theirs */
+	meta.cookie = meta.attach_time_ns;
+
+	state_path(dir, sizeof(dir), "policy");
+	mkdir(dir, 0700);
+	state_path(dir, sizeof(dir), "policy/%s", meta.name);
+	if (mkdir(dir, 0700)) {
+		err = -errno;
+		p_err("cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		LIBBPF_OPTS(bpf_trace_opts, trace_opts, .cookie = meta.cookie);
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		struct bpf_link *link;
+
+		if (!prog_hook(prog))
+			continue;
+		link = bpf_program__attach_trace_opts(prog, &trace_opts);
+		if (!link) {
+			err = -errno;
+			p_err("cannot attach %s of policy %s: %s",
+			      bpf_program__name(prog), meta.name, strerror(errno));
+			goto unpin;
+		}
+		snprintf(pin, sizeof(pin), "%s/%s", dir, bpf_program__name(prog));
+		err = bpf_link__pin(link, pin);
+		if (!err && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
+			link_id = link_id ?: info.id;
+			prog_id = prog_id ?: info.prog_id;
+		}
+		/* The pin holds the link now; closing our fd must not detach */
+		bpf_link__disconnect(link);
+		bpf_link__destroy(link);
+		if (err) {
+			p_err("cannot pin %s: %s", pin, strerror(-err));
+			goto unpin;
+		}
+	}
+	if (bpf_map_update_elem(reg, meta.name, &meta, BPF_NOEXIST)) {
+		err = -errno;
+		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
+		goto unpin;
+	}
+
+	/* Run counts for `policy list`: the kernel counts only when asked */
+	err = open("/proc/sys/kernel/bpf_stats_enabled", O_WRONLY | O_CLOEXEC);
+	if (err >= 0) {
+		if (write(err, "1", 1) != 1)
+			p_info("cannot enable BPF run counts");
+		close(err);
+	}
+	err = 0;
+
+	out_str("name", "attached policy %s", meta.name);
+	out_u64("prog_id", " (prog id %s", prog_id);
+	out_u64("link_id", ", link id %s)", link_id);
+	out_bool("dry_run", NULL, opts->dry_run);
+	if (opts->dry_run)
+		out_text(", dry-run: it logs victims and kills nothing");
+	out_newline();
+	goto out;
+unpin:
+	unpin_policy(meta.name);
+out:
+	if (reg >= 0)
+		close(reg);
+	bpf_object__close(obj);
+	return err;
+}
+
+int policy_detach(const char *name)
+{
+	struct policy_meta meta;
+	char key[POLICY_NAME_LEN] = {};
+	int err, reg;
+
+	err = state_init() ?: state_lock();
+	if (err)
+		return err;
+	if (registry_get(name, &meta)) {
+		p_err("no policy named '%s' is attached (oomctl policy list)", name);
+		return -ENOENT;
+	}
+	/* Unpinning drops the last reference to the links: detached */
+	unpin_policy(name);
+	reg = registry_fd(false);
+	snprintf(key, sizeof(key), "%s", name);
+	if (reg < 0 || bpf_map_delete_elem(reg, key)) {
+		err = -errno;
+		p_err("cannot remove policy %s from the registry: %s", name,
+		      strerror(errno));
+	}
+	if (reg >= 0)
+		close(reg);
+	if (!err) {
+		out_str("detached", "detached policy %s", name);
+		out_newline();
+	}
+	return err;
+}
+
+struct policy_stats {
+	uint32_t prog_id;
+	uint32_t link_id;
+	uint64_t runs;
+	uint64_t kills;
+};
+
+/* The kernel's view of an attached policy: its links, programs, counters */
+static void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	int kills_fd;
+	DIR *d;
+
+	memset(st, 0, sizeof(*st));
+	state_path(dir, sizeof(dir), "policy/%s", meta->name);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct bpf_link_info li = {};
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(li);
+		int fd, pfd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &li, &len)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		st->link_id = st->link_id ?: li.id;
+		st->prog_id = st->prog_id ?: li.prog_id;
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		len = sizeof(pi);
+		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
+			st->runs += pi.run_cnt;
+		if (pfd >= 0)
+			close(pfd);
+	}
+	if (d)
+		closedir(d);
+	kills_fd = state_map_fd("policy_kills");
+	if (kills_fd >= 0) {
+		bpf_map_lookup_elem(kills_fd, &meta->cookie, &st->kills);
+		close(kills_fd);
+	}
+}
+
+static const char *hooks_str(uint32_t hooks)
+{
+	switch (hooks) {
+	case HOOK_OOM: return "oom";
+	case HOOK_PSI: return "psi";
+	default: return "oom+psi";
+	}
+}
+
+int policy_list(void)
+{
+	static const struct col cols[] = {
+		{ "name", "NAME", COL_STR },
+		{ "hook", "HOOK", COL_STR },
+		{ "prog_id", "PROG", COL_U64 },
+		{ "attached", "ATTACHED", COL_STR },
+		{ "scope", "SCOPE", COL_STR },
+		{ "mode", "MODE", COL_STR },
+		{ "runs", "RUNS", COL_U64 },
+		{ "kills", "KILLS", COL_U64 },
+	};
+	struct policy_meta metas[256];
+	struct policy_stats st;
+	char buf[PATH_MAX];
+	struct table *t;
+	int n;
+
+	n = registry_list(metas, 256);
+	t = table_open("policies", cols, sizeof(cols) / sizeof(cols[0]));
+	for (int i = 0; i < n; i++) {
+		policy_stats(&metas[i], &st);
+		table_row(t);
+		table_str(t, metas[i].name);
+		table_str(t, hooks_str(metas[i].hooks));
+		table_u64(t, st.prog_id);
+		table_str(t, json_output ?
+			  fmt_time_iso(metas[i].attach_time_ns, buf, sizeof(buf)) :
+			  fmt_time_local(metas[i].attach_time_ns, buf, sizeof(buf)));
+		table_str(t, metas[i].scope_id ?
+			  cgroup_path_of_id(metas[i].scope_id, buf, sizeof(buf)) :
+			  "system");
+		table_str(t, metas[i].flags & POLICY_DRY_RUN ? "dry-run" : "kill");
+		table_u64(t, st.runs);
+		table_u64(t, st.kills);
+	}
+	table_close(t);
+	return 0;
+}
+
+int policy_show(const char *name)
+{
+	struct policy_meta meta;
+	struct policy_stats st;
+	char buf[PATH_MAX];
+
+	if (registry_get(name, &meta)) {
+		p_err("no policy named '%s' is attached (oomctl policy list)", name);
+		return -ENOENT;
+	}
+	policy_stats(&meta, &st);
+	out_str("name", "name:      %s\n", meta.name);
+	out_str("source", "source:    %s\n", meta.source);
+	out_str("hook", "hook:      %s\n", hooks_str(meta.hooks));
+	out_u64("prog_id", "prog id:   %s\n", st.prog_id);
+	out_u64("link_id", "link id:   %s\n", st.link_id);
+	out_u64("cookie", "cookie:    %s\n", meta.cookie);
+	out_time("attached", "attached:  %s\n", meta.attach_time_ns);
+	out_str("scope", "scope:     %s\n", meta.scope_id ?
+		cgroup_path_of_id(meta.scope_id, buf, sizeof(buf)) : "system");
+	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
+	out_u64("runs", "runs:      %s\n", st.runs);
+	out_u64("kills", "kills:     %s\n", st.kills);
+	return 0;
+}

@@ -1,0 +1,195 @@
+/*
+ * psi add/list/del: kernel-owned memory pressure triggers, made and removed
+ * by syscall programs (bpf_psi_create_trigger()), listed by the kernel in
+ * /proc/pressure/bpf_triggers. They need no process to stay armed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "backend.h"
+#include "state.h"
+#include "psi_trigger.skel.h"
+
+#define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
+
+/* enum psi_states of the kernel */
+#define PSI_MEM_SOME	2
+#define PSI_MEM_FULL	3
+
+struct trigger {
+	int id;
+	uint64_t cgroup_id;
+	char resource[16];
+	char kind[8];
+	uint64_t threshold_us;
+	uint64_t window_us;
+	uint64_t events;
+};
+
+/* The kernel's list; returns the count, or -errno (reported). */
+static int read_triggers(struct trigger *trs, int max)
+{
+	FILE *f = fopen(BPF_TRIGGERS, "r");
+	char line[256];
+	int n = 0;
+
+	if (!f) {
+		if (errno == ENOENT && kernel_check())
+			return -EOPNOTSUPP;
+		p_err("cannot read %s: %s", BPF_TRIGGERS, strerror(errno));
+		return -errno;
+	}
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct trigger *t = &trs[n];
+
+		if (sscanf(line, "%d %lu %15s %7s %lu %lu %lu", &t->id,
+			   &t->cgroup_id, t->resource, t->kind,
+			   &t->threshold_us, &t->window_us, &t->events) == 7)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int run_trigger_prog(bool create, struct psi_trigger_args *args)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct psi_trigger_bpf *skel;
+	int err;
+
+	open_opts_debug(&opts);
+	skel = psi_trigger_bpf__open_opts(&opts);
+	if (!skel || psi_trigger_bpf__load(skel)) {
+		err = -errno;
+		if (kernel_check())
+			err = -EOPNOTSUPP;
+		else
+			p_err("the kernel refused the trigger program: %s", strerror(-err));
+		psi_trigger_bpf__destroy(skel);
+		return err;
+	}
+	err = syscall_prog_run(bpf_program__fd(create ?
+			skel->progs.psi_trigger_create :
+			skel->progs.psi_trigger_destroy), args, sizeof(*args));
+	psi_trigger_bpf__destroy(skel);
+	if (err)
+		p_err("cannot run the trigger program: %s", strerror(-err));
+	return err;
+}
+
+int psi_add(const struct psi_add_opts *opts)
+{
+	struct psi_trigger_args args = {
+		.cgroup_id = opts->cg->id,
+		.state = opts->type == PSI_FULL ? PSI_MEM_FULL : PSI_MEM_SOME,
+		.threshold_us = opts->stall_us,
+		.window_us = opts->window_us,
+	};
+	int err;
+
+	err = state_init() ?: state_lock() ?: recorder_ensure() ?:
+	      run_trigger_prog(true, &args);
+	if (err)
+		return err;
+	switch (args.ret) {
+	case -ENOENT:
+		p_err("cgroup '%s' is gone", opts->cg->arg);
+		return -ENOENT;
+	case -EOPNOTSUPP:
+		p_err("pressure stall information is disabled in this kernel (psi=0?)");
+		return -EOPNOTSUPP;
+	case -ENOSPC:
+		p_err("too many triggers: the kernel keeps at most 1024 (oomctl psi del)");
+		return -ENOSPC;
+	default:
+		if (args.ret < 0) {
+			p_err("the kernel refused the trigger: %s", strerror(-args.ret));
+			return args.ret;
+		}
+	}
+	out_u64("id", "added trigger %s", args.ret);
+	out_str("cgroup", " on %s:", opts->cg->path);
+	out_str("kind", " memory %s", psi_stall_str(opts->type));
+	out_usec("stall_us", " %s",  opts->stall_us);
+	out_usec("window_us", " per %s", opts->window_us);
+	out_newline();
+	return 0;
+}
+
+int psi_list(void)
+{
+	static const struct col cols[] = {
+		{ "id", "ID", COL_U64 },
+		{ "cgroup", "CGROUP", COL_STR },
+		{ "resource", "RESOURCE", COL_STR },
+		{ "kind", "KIND", COL_STR },
+		{ "stall_us", "STALL", COL_USEC },
+		{ "window_us", "WINDOW", COL_USEC },
+		{ "events", "EVENTS", COL_U64 },
+	};
+	struct trigger trs[1024];
+	char path[PATH_MAX];
+	struct table *t;
+	int n;
+
+	n = read_triggers(trs, 1024);
+	if (n < 0)
+		return n;
+	t = table_open("triggers", cols, sizeof(cols) / sizeof(cols[0]));
+	for (int i = 0; i < n; i++) {
+		table_row(t);
+		table_u64(t, trs[i].id);
+		table_str(t, cgroup_path_of_id(trs[i].cgroup_id, path, sizeof(path)));
+		table_str(t, trs[i].resource);
+		table_str(t, trs[i].kind);
+		table_usec(t, trs[i].threshold_us);
+		table_usec(t, trs[i].window_us);
+		table_u64(t, trs[i].events);
+	}
+	table_close(t);
+	return 0;
+}
+
+int psi_del(const struct psi_del_opts *opts)
+{
+	struct trigger trs[1024];
+	int n, err, deleted = 0;
+
+	err = state_init() ?: state_lock();
+	if (err)
+		return err;
+	n = read_triggers(trs, 1024);
+	if (n < 0)
+		return n;
+	out_open_array("deleted");
+	for (int i = 0; i < n; i++) {
+		struct psi_trigger_args args = { .id = trs[i].id };
+
+		if (opts->cg ? trs[i].cgroup_id != opts->cg->id :
+			       (uint32_t)trs[i].id != opts->id)
+			continue;
+		err = run_trigger_prog(false, &args);
+		if (err)
+			break;
+		/* -ENOENT: gone meanwhile (cgroup removed), as good as deleted */
+		if (args.ret && args.ret != -ENOENT) {
+			err = args.ret;
+			p_err("cannot delete trigger %d: %s", trs[i].id,
+			      strerror(-args.ret));
+			break;
+		}
+		out_u64(NULL, "deleted trigger %s\n", trs[i].id);
+		deleted++;
+	}
+	out_close();
+	if (!err && !deleted) {
+		if (opts->cg)
+			p_err("no trigger on cgroup '%s' (oomctl psi list)", opts->cg->arg);
+		else
+			p_err("no trigger with id %u (oomctl psi list)", opts->id);
+		return -ENOENT;
+	}
+	return err;
+}

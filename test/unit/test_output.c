@@ -1,0 +1,388 @@
+/* Unit tests of cli/output.c: one call, two renderings. */
+#include <stdlib.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "output.h"
+#include "tap.h"
+
+/* stdout and stderr of the code under test, caught in files */
+static FILE *cap_out, *cap_err;
+static int saved_out, saved_err;
+static char out[1 << 20], err[4096];
+
+static void cap_start(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	cap_out = tmpfile();
+	cap_err = tmpfile();
+	saved_out = dup(1);
+	saved_err = dup(2);
+	dup2(fileno(cap_out), 1);
+	dup2(fileno(cap_err), 2);
+}
+
+static void cap_read(FILE *f, char *buf, size_t size)
+{
+	size_t n;
+
+	rewind(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void cap_stop(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	cap_read(cap_out, out, sizeof(out));
+	cap_read(cap_err, err, sizeof(err));
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The whole of @s must be one JSON value (and a newline) */
+static struct json_object *parse(const char *s)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *obj = json_tokener_parse_ex(tok, s, strlen(s));
+	size_t end = json_tokener_get_parse_end(tok);
+
+	if (json_tokener_get_error(tok) != json_tokener_success ||
+	    strspn(s + end, "\n") != strlen(s + end)) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+static struct json_object *get(struct json_object *obj, const char *key)
+{
+	struct json_object *v = NULL;
+
+	json_object_object_get_ex(obj, key, &v);
+	return v;
+}
+
+static void test_plain(void)
+{
+	json_output = false;
+	cap_start();
+	out_str("name", "name %s\n", "/a/b");
+	out_str("none", "none %s\n", NULL);
+	out_u64("id", "id %s\n", 18446744073709551615ULL);
+	out_s64("delta", "delta %s\n", -5);
+	out_bool("on", "on %s\n", true);
+	out_bytes("limit", "limit %s\n", 3ULL << 29);
+	out_bytes("max", "max %s\n", OUT_BYTES_MAX);
+	out_usec("window", "window %s\n", 150000);
+	out_u64("hidden", NULL, 7);
+	out_open_object("obj");
+	out_str(NULL, "%s", "text");
+	out_close();
+	out_newline();
+	out_text("%d words\n", 2);
+	out_finish();
+	cap_stop();
+	is_str(out, "name /a/b\nnone -\nid 18446744073709551615\ndelta -5\n"
+		    "on true\nlimit 1.5G\nmax max\nwindow 150ms\ntext\n"
+		    "2 words\n", "plain: every kind of value");
+	is_str(err, "", "plain: nothing on stderr");
+}
+
+static void test_json(void)
+{
+	struct json_object *root, *v, *items;
+	off_t early;
+
+	json_output = true;
+	cap_start();
+	out_u64("id", "id %s\n", 5);
+	out_str("path", "%s", "/a/b");
+	out_str("none", "%s", NULL);
+	out_bytes("limit_bytes", "%s", 3ULL << 29);
+	out_bytes("max_bytes", "%s", OUT_BYTES_MAX);
+	out_usec("window_us", "%s", 150000);
+	out_time("at", "%s", 1700000000123456789ULL);
+	out_s64("delta", NULL, -5);
+	out_str(NULL, "plain only %s\n", "x");
+	out_text("plain only too\n");
+	out_newline();
+	out_open_array("items");
+	out_str("ignored", "%s", "a");
+	out_u64(NULL, "%s", 7);
+	out_open_object(NULL);
+	out_bool("on", "%s", false);
+	out_close();
+	out_close();
+	fflush(stdout);
+	early = lseek(1, 0, SEEK_CUR);
+	out_finish();
+	cap_stop();
+
+	is_int(early, 0, "json: nothing printed before out_finish()");
+	ok(!strstr(out, "\\/"), "json: slashes are not escaped");
+	is_int(lines(out), 1, "json: compact is one line");
+	root = parse(out);
+	if (!ok(root && json_object_is_type(root, json_type_object),
+		"json: stdout is one JSON object")) {
+		printf("#   stdout: %s\n", out);
+		return;
+	}
+	is_int(json_object_object_length(root), 9,
+	       "json: nine keys, none plain-only");
+	is_u64(json_object_get_uint64(get(root, "id")), 5, "json: id");
+	is_str(json_object_get_string(get(root, "path")), "/a/b", "json: path");
+	ok(json_object_object_get_ex(root, "none", &v) && !v,
+	   "json: NULL string is null");
+	v = get(root, "limit_bytes");
+	ok(json_object_is_type(v, json_type_int), "json: bytes are a number");
+	is_u64(json_object_get_uint64(v), 3ULL << 29, "json: exact bytes");
+	ok(json_object_object_get_ex(root, "max_bytes", &v) && !v,
+	   "json: max bytes is null");
+	is_u64(json_object_get_uint64(get(root, "window_us")), 150000,
+	       "json: durations in microseconds");
+	is_str(json_object_get_string(get(root, "at")),
+	       "2023-11-14T22:13:20.123456Z", "json: time in ISO 8601 UTC");
+	is_int(json_object_get_int64(get(root, "delta")), -5, "json: signed");
+	items = get(root, "items");
+	ok(json_object_is_type(items, json_type_array) &&
+	   json_object_array_length(items) == 3, "json: array of three");
+	is_str(json_object_get_string(json_object_array_get_idx(items, 0)),
+	       "a", "json: keys are ignored in arrays");
+	is_int(json_object_get_int(json_object_array_get_idx(items, 1)), 7,
+	       "json: keyless number in array");
+	v = json_object_array_get_idx(items, 2);
+	ok(json_object_is_type(get(v, "on"), json_type_boolean) &&
+	   !json_object_get_boolean(get(v, "on")), "json: nested bool");
+	json_object_put(root);
+	is_str(err, "", "json: nothing on stderr");
+}
+
+static void test_json_null_and_error(void)
+{
+	bool reported, forgotten;
+	struct json_object *root;
+
+	json_output = true;
+	cap_start();
+	out_finish();
+	cap_stop();
+	is_str(out, "null\n", "json: nothing to say is null");
+
+	cap_start();
+	out_open_array("items");
+	out_u64(NULL, NULL, 1);
+	p_err("first %d", 1);
+	p_err("second");
+	p_info("a note");
+	reported = p_err_reported();
+	out_finish();
+	forgotten = !p_err_reported();
+	cap_stop();
+	ok(reported, "json: p_err() is remembered");
+	ok(forgotten, "json: out_finish() forgets the error");
+	is_str(err, "", "json: errors and notes stay off stderr");
+	root = parse(out);
+	ok(root && json_object_object_length(root) == 1,
+	   "json: an error replaces the document");
+	is_str(json_object_get_string(get(root, "error")), "first 1",
+	       "json: the first error is the one reported");
+	json_object_put(root);
+
+	/* pretty: several lines, same document */
+	pretty_output = true;
+	cap_start();
+	out_u64("a", NULL, 1);
+	out_open_array("b");
+	out_u64(NULL, NULL, 2);
+	out_close();
+	out_finish();
+	cap_stop();
+	pretty_output = false;
+	ok(lines(out) > 3, "json: pretty is indented on several lines");
+	root = parse(out);
+	ok(root && json_object_get_int(get(root, "a")) == 1,
+	   "json: pretty output parses");
+	json_object_put(root);
+}
+
+static void test_text_errors(void)
+{
+	json_output = false;
+	cap_start();
+	p_err("bad '%s'", "x");
+	p_info("note %d", 3);
+	out_finish();
+	cap_stop();
+	is_str(err, "Error: bad 'x'\nnote 3\n", "text: error and note on stderr");
+	is_str(out, "", "text: nothing on stdout");
+}
+
+static void test_stream(void)
+{
+	struct json_object *a, *b;
+	int ret1, ret2;
+	char *second;
+
+	json_output = true;
+	cap_start();
+	out_u64("n", NULL, 1);
+	ret1 = out_flush();
+	out_u64("n", NULL, 2);
+	ret2 = out_flush();
+	out_finish();
+	cap_stop();
+	is_int(ret1, 0, "stream: first flush");
+	is_int(ret2, 0, "stream: second flush");
+	is_int(lines(out), 2, "stream: a line per document, no trailing null");
+	second = strchr(out, '\n') + 1;
+	second[-1] = '\0';
+	a = parse(out);
+	b = parse(second);
+	ok(a && b && json_object_get_int(get(a, "n")) == 1 &&
+	   json_object_get_int(get(b, "n")) == 2, "stream: documents parse");
+	json_object_put(a);
+	json_object_put(b);
+}
+
+static const struct col cols[] = {
+	{ "name", "NAME", COL_STR },
+	{ "current_bytes", "CURRENT", COL_BYTES },
+	{ "id", "ID", COL_U64 },
+};
+
+static void fill(struct table *t)
+{
+	table_row(t);
+	table_str(t, "/");
+	table_bytes(t, 3ULL << 29);
+	table_u64(t, 1);
+	table_row(t);
+	table_str(t, "/system.slice");
+	table_bytes(t, 312ULL << 20);
+	table_u64(t, 12345);
+	table_row(t);
+	table_str(t, "/a");
+	table_str(t, NULL);
+	/* the last cell is missing: "-" / absent, never a shifted row */
+}
+
+static void test_table(void)
+{
+	static const struct col last_str[] = {
+		{ "id", "ID", COL_U64 },
+		{ "name", "NAME", COL_STR },
+	};
+	struct json_object *root, *arr, *row;
+	struct table *t;
+	int i;
+
+	json_output = false;
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	fill(t);
+	table_close(t);
+	t = table_open("x", last_str, 2);
+	table_row(t);
+	table_u64(t, 7);
+	table_str(t, "a");
+	table_row(t);
+	table_u64(t, 1000);
+	table_str(t, "longer");
+	table_close(t);
+	out_finish();
+	cap_stop();
+	is_str(out,
+	       "NAME           CURRENT     ID\n"
+	       "/                 1.5G      1\n"
+	       "/system.slice     312M  12345\n"
+	       "/a                   -      -\n"
+	       "  ID  NAME\n"
+	       "   7  a\n"
+	       "1000  longer\n",
+	       "table: aligned, numbers right, no trailing blanks");
+
+	json_output = true;
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	fill(t);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	root = parse(out);
+	arr = get(root, "memcgs");
+	if (!ok(json_object_is_type(arr, json_type_array) &&
+		json_object_array_length(arr) == 3, "table: JSON array of rows")) {
+		printf("#   stdout: %s\n", out);
+		json_object_put(root);
+		return;
+	}
+	row = json_object_array_get_idx(arr, 1);
+	is_str(json_object_get_string(get(row, "name")), "/system.slice",
+	       "table: JSON row keyed by column");
+	is_u64(json_object_get_uint64(get(row, "current_bytes")), 312ULL << 20,
+	       "table: JSON bytes exact");
+	is_u64(json_object_get_uint64(get(row, "id")), 12345, "table: JSON id");
+	row = json_object_array_get_idx(arr, 2);
+	ok(json_object_object_get_ex(row, "current_bytes", &arr) && !arr,
+	   "table: JSON NULL cell is null");
+	ok(!json_object_object_get_ex(row, "id", NULL),
+	   "table: JSON missing cell is absent");
+	json_object_put(root);
+
+	/* many rows: every line as wide as the header */
+	json_output = false;
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	for (i = 0; i < 20000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "/cg%d", i);
+		table_row(t);
+		table_str(t, name);
+		table_bytes(t, (uint64_t)i * 4096 * 1021);
+		table_u64(t, i);
+	}
+	table_close(t);
+	cap_stop();
+	is_int(lines(out), 20001, "table: 20000 rows and a header");
+	{
+		size_t w = strchr(out, '\n') - out;
+		char *p = out;
+
+		for (i = 0; *p; i++) {
+			char *nl = strchr(p, '\n');
+
+			if ((size_t)(nl - p) != w)
+				break;
+			p = nl + 1;
+		}
+		is_int(i, 20001, "table: all lines %zu wide", w);
+	}
+}
+
+int main(void)
+{
+	test_plain();
+	test_json();
+	test_json_null_and_error();
+	test_text_errors();
+	test_stream();
+	test_table();
+	return tap_done("test_output");
+}

@@ -207,6 +207,8 @@ int memcg_walk(struct memcg_walk_args *args)
 		if (!(pos->flags & CSS_ONLINE)) {
 			idx++;
 			last_id = id;
+			if (root_only)
+				break;
 			continue;
 		}
 		memcg = bpf_get_mem_cgroup(pos);
@@ -214,6 +216,8 @@ int memcg_walk(struct memcg_walk_args *args)
 			/* being released: nothing to report */
 			idx++;
 			last_id = id;
+			if (root_only)
+				break;
 			continue;
 		}
 		rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);

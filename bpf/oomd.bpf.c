@@ -40,13 +40,17 @@ struct rank {
 	bool group;	/* a memory.oom.group unit, not a leaf */
 };
 
+/* A dynptr must point to map memory; OOMs are serialized by oom_lock */
+char xattr_value[8];
+
 static bool cgroup_has_xattr(struct cgroup *cg, const char *name)
 {
 	struct bpf_dynptr value;
-	char buf[8] = {};
 
-	bpf_dynptr_from_mem(buf, sizeof(buf), 0, &value);
-	return bpf_cgroup_read_xattr(cg, name, &value) > 0 && buf[0] != '0';
+	xattr_value[0] = 0;
+	bpf_dynptr_from_mem(xattr_value, sizeof(xattr_value), 0, &value);
+	return bpf_cgroup_read_xattr(cg, name, &value) > 0 &&
+	       xattr_value[0] != '0';
 }
 
 static u64 memcg_pgscan(struct mem_cgroup *memcg)

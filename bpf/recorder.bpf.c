@@ -111,7 +111,10 @@ int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 
 	call = bpf_map_lookup_elem(&policy_calls, &tid);
 	if (call) {
-		e->policy_cookie = BPF_CORE_READ(call->oc, bpf_policy_cookie);
+		/* Outside BPF_CORE_READ: struct policy_call is ours, not the kernel's */
+		struct oom_control *oc = call->oc;
+
+		e->policy_cookie = BPF_CORE_READ(oc, bpf_policy_cookie);
 		bpf_probe_read_kernel_str(e->message, sizeof(e->message),
 					  call->message);
 		kills = bpf_map_lookup_elem(&policy_kills, &e->policy_cookie);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The RFC's OOM selftest as a scenario. Hogs fill oomtest/ (memory.max 100M)
- * one after the other; the last one, in cg3/cg5, hits the limit. With the
+ * one after the other; the last one, in cg3/cg5, hits the limit. One kill
+ * is enough either way, so the first death is the choice. With the
  * largest-leaf policy attached the OOM must kill exactly the hog of cg3/cg4:
  * at that moment it is the largest killable leaf (cg2 is larger but protected
  * by oom_score_adj -1000, cg5 is still filling up). One oom_kill must show in
@@ -29,7 +30,7 @@ static struct {
 	{ TOP "/cg1", 10 * MiB, 1000 },
 	{ TOP "/cg2", 40 * MiB, -1000 },
 	{ TOP "/cg3/cg4", 30 * MiB, 0 },
-	{ TOP "/cg3/cg5", 30 * MiB, 0 },	/* 80 + 30 > 100: OOM */
+	{ TOP "/cg3/cg5", 25 * MiB, 0 },	/* 80 + 25 > 100: OOM */
 };
 #define NR_LEAVES (int)(sizeof(leaves) / sizeof(leaves[0]))
 

@@ -1,0 +1,118 @@
+# Shell helpers for the oomctl scenarios (sourced; run inside the guest).
+# TAP lines, then "N passed, N failed"; the exit status says whether all
+# checks passed.
+CG=/sys/fs/cgroup
+nr_pass=0 nr_fail=0
+
+check() {	# check DESCRIPTION COMMAND...
+	local what=$1; shift
+	if "$@" >/dev/null 2>&1; then
+		nr_pass=$((nr_pass + 1)); echo "ok $((nr_pass + nr_fail)) - $what"
+	else
+		nr_fail=$((nr_fail + 1)); echo "not ok $((nr_pass + nr_fail)) - $what"
+	fi
+}
+
+done_checks() {
+	echo "1..$((nr_pass + nr_fail))"
+	echo "$nr_pass passed, $nr_fail failed"
+	[ "$nr_fail" -eq 0 ] && [ "$nr_pass" -gt 0 ]
+}
+
+bail() { echo "Bail out! $*"; exit 1; }
+
+# fails COMMAND...: it exits non-zero and says one line on stderr
+fails() {
+	local err rc
+	err=$("$@" 2>&1 >/dev/null); rc=$?
+	[ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ]
+}
+
+cg_make() {	# cg_make PATH [memory.max]: with +memory on the way down
+	local path=$1 p=""
+	echo +memory > "$CG/cgroup.subtree_control"
+	for part in ${path//\// }; do
+		[ -n "$p" ] && echo +memory > "$CG$p/cgroup.subtree_control" 2>/dev/null
+		p="$p/$part"
+		mkdir -p "$CG$p"
+	done
+	[ -n "${2:-}" ] && echo "$2" > "$CG$path/memory.max"
+	echo 0 > "$CG$path/memory.swap.max" 2>/dev/null || true
+}
+
+cg_remove() {	# cg_remove PATH: kill its tasks, remove it and below
+	[ -d "$CG$1" ] || return 0
+	echo 1 > "$CG$1/cgroup.kill" 2>/dev/null
+	for _ in $(seq 50); do
+		find "$CG$1" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ -d "$CG$1" ] || return 0
+		sleep 0.1
+	done
+}
+
+# hog_start CGROUP MIB ADJ: start a hog there, wait until its memory is in;
+# prints its pid. A hog that dies while filling is reported as pid 0.
+hog_start() {
+	local ready; ready=$(mktemp -u)
+	# The hog must not keep $(...)'s pipe open: its caller would wait forever
+	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
+		exec "$HOG" "$2" "$3" "$ready" >/dev/null 2>&1) &
+	local pid=$! i
+	for i in $(seq 300); do
+		[ -e "$ready" ] && { rm -f "$ready"; echo "$pid"; return 0; }
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo 0
+}
+
+# hog_go CGROUP MIB ADJ: start a hog without waiting; prints its pid
+hog_go() {
+	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
+		exec "$HOG" "$2" "$3" >/dev/null 2>&1) &
+	echo $!
+}
+
+# alive PID: running, not a zombie waiting to be reaped
+alive() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+# wait_dead PID [SECONDS]
+wait_dead() {
+	for _ in $(seq $(( ${2:-30} * 10 ))); do
+		alive "$1" || { wait "$1" 2>/dev/null; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# The RFC selftest's OOM: /oomtest (memory.max 100M) is filled by hogs in
+# cg1 (10M, oom_score_adj 1000), cg2 (40M, -1000), cg3/cg4 (30M), and then
+# cg3/cg5 (25M) hits the limit. One kill is enough either way: largest-leaf
+# picks cg4, the kernel's killer cg1. Sets PID_CG1.. PID_CG5, and VICTIM to
+# the cgroup name of the first hog to die (cg1..cg5), or "none". Call it
+# directly, not in $(...): the variables must reach the caller. /oomtest
+# itself is kept if it exists (a policy may be scoped to it).
+oom_story() {
+	local c
+	for c in cg1 cg2 cg3; do cg_remove /oomtest/$c; done
+	cg_make /oomtest 100M
+	cg_make /oomtest/cg1; cg_make /oomtest/cg2; cg_make /oomtest/cg3/cg4
+	cg_make /oomtest/cg3/cg5
+	PID_CG1=$(hog_start /oomtest/cg1 10 1000)
+	PID_CG2=$(hog_start /oomtest/cg2 40 -1000)
+	PID_CG4=$(hog_start /oomtest/cg3/cg4 30 0)
+	PID_CG5=$(hog_go /oomtest/cg3/cg5 25 0)
+	local i
+	for i in $(seq 300); do
+		for cg in cg1 cg2 cg4 cg5; do
+			local var=PID_${cg^^}
+			alive "${!var}" || { VICTIM=$cg; return; }
+		done
+		sleep 0.1
+	done
+	VICTIM=none
+}

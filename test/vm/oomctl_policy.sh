@@ -1,0 +1,109 @@
+#!/bin/bash
+# oomctl policy, as an admin uses it: the RFC's OOM story through oomctl
+# (attach largest-leaf -> OOM -> the event log names cg4's hog and the
+# policy), policies outliving oomctl, dry-run, scope, detach, and bad input.
+# Usage (in the guest): oomctl_policy.sh BUILD_DIR
+set -u
+build=${1:?usage: oomctl_policy.sh BUILD_DIR}
+. "$(dirname "$0")/lib.sh"
+OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
+oomctl() { "$OOMCTL" "$@"; }
+pins=/sys/fs/bpf/oomctl
+
+last_kill_json() {	# the newest kill record, as JSON
+	oomctl -j event list | jq -c '[.events[] | select(.type == "kill")] | last'
+}
+
+# --- attach, outlive oomctl, the story --------------------------------------
+check "attach the built-in largest-leaf" oomctl policy attach largest-leaf
+check "it is pinned under $pins/policy" test -e "$pins/policy/largest-leaf"
+check "a new oomctl lists it with a program id" \
+	test "$(oomctl -j policy list | jq '.policies[0].prog_id > 0 and .policies[0].name == "largest-leaf"')" = true
+prog=$(oomctl -j policy list | jq .policies[0].prog_id)
+check "the kernel shows its link (prog $prog)" bash -c "bpftool link show | grep -q 'prog $prog '"
+
+oom_story; victim=$VICTIM
+check "the OOM killed cg4's hog (first death: $victim)" test "$victim" = cg4
+sleep 0.5
+check "cg1, cg2 and cg5's hogs survived" bash -c "$(declare -f alive); alive $PID_CG1 && alive $PID_CG2 && alive $PID_CG5"
+k=$(last_kill_json)
+check "event list names cg4's hog" test "$(jq -r .pid <<<"$k")" = "$PID_CG4"
+check "event list says largest-leaf chose it" test "$(jq -r .chosen_by <<<"$k")" = largest-leaf
+check "event list has its cgroup" test "$(jq -r .cgroup <<<"$k")" = /oomtest/cg3/cg4
+check "event list has the memory it held (> 20M)" test "$(jq -r .rss_bytes <<<"$k")" -gt $((20 << 20))
+check "an OOM invocation by allocation is logged" \
+	test "$(oomctl -j event list | jq '[.events[] | select(.type == "oom" and .trigger == "allocation" and .cgroup == "/oomtest")] | length > 0')" = true
+check "policy list counts one kill" test "$(oomctl -j policy list | jq '.policies[0].kills')" = 1
+check "policy list counts its runs" test "$(oomctl -j policy list | jq '.policies[0].runs >= 1')" = true
+check "policy show has the details" bash -c "'$OOMCTL' policy show largest-leaf | grep -q 'kills: *1'"
+check "memory.events of cg4: oom_kill 1" grep -qx "oom_kill 1" $CG/oomtest/cg3/cg4/memory.events
+cg_remove /oomtest
+
+# --- detach: the policy no longer runs --------------------------------------
+check "detach largest-leaf" oomctl policy detach largest-leaf
+check "its pins are gone" test ! -e "$pins/policy/largest-leaf"
+check "policy list is empty" test "$(oomctl -j policy list | jq '.policies | length')" = 0
+check "the kernel has no such link" bash -c "! bpftool link show | grep -q 'prog $prog '"
+oom_story; victim=$VICTIM
+check "without it the kernel's killer picks cg1 (got $victim)" test "$victim" = cg1
+check "and the log says the kernel chose" \
+	test "$(last_kill_json | jq -r .chosen_by)" = "the kernel's OOM killer"
+cg_remove /oomtest
+
+# --- dry-run: choose, log, kill nothing -------------------------------------
+check "attach largest-leaf dry-run" oomctl policy attach largest-leaf dry-run
+check "policy list says dry-run" test "$(oomctl -j policy list | jq -r '.policies[0].mode')" = dry-run
+oom_story; victim=$VICTIM
+check "dry-run killed nothing itself: the kernel picked cg1 (got $victim)" test "$victim" = cg1
+check "the log says which hog it would have killed (cg4's)" \
+	test "$(oomctl -j event list | jq "[.events[] | select(.type == \"dry-run\" and .pid == $PID_CG4 and .chosen_by == \"largest-leaf\")] | length > 0")" = true
+check "policy list counts no kill" test "$(oomctl -j policy list | jq '.policies[0].kills')" = 0
+oomctl policy detach largest-leaf >/dev/null
+cg_remove /oomtest
+
+# --- scope: only OOMs inside the subtree -------------------------------------
+cg_make /elsewhere
+check "attach largest-leaf scope /elsewhere" oomctl policy attach largest-leaf scope /elsewhere
+check "policy list shows the scope" test "$(oomctl -j policy list | jq -r '.policies[0].scope')" = /elsewhere
+oom_story; victim=$VICTIM
+check "an OOM outside the scope is left to the kernel (got $victim)" test "$victim" = cg1
+oomctl policy detach largest-leaf >/dev/null
+cg_remove /oomtest
+cg_make /oomtest 100M
+check "attach largest-leaf scope /oomtest" oomctl policy attach largest-leaf scope /oomtest
+oom_story; victim=$VICTIM
+check "an OOM inside the scope is the policy's (got $victim)" test "$victim" = cg4
+oomctl policy detach largest-leaf >/dev/null
+cg_remove /oomtest
+cg_remove /elsewhere
+
+# --- a user's own object file -----------------------------------------------
+cp "$build/bpf/largest_leaf.bpf.o" /tmp/myleaf.bpf.o
+check "attach a user's .bpf.o, named after the file" oomctl policy attach /tmp/myleaf.bpf.o
+check "it is listed as myleaf from its file" \
+	test "$(oomctl -j policy show myleaf | jq -r .source)" = /tmp/myleaf.bpf.o
+oom_story; victim=$VICTIM
+check "the user's policy handles the OOM (got $victim)" test "$victim" = cg4
+check "detach it" oomctl policy detach myleaf
+cg_remove /oomtest
+
+# --- bad input: one line, non-zero, nothing left behind ---------------------
+before=$(find $pins | sort | md5sum)
+check "unknown built-in" fails oomctl policy attach no-such-policy
+check "missing file" fails oomctl policy attach /tmp/nothere.bpf.o
+echo garbage > /tmp/garbage.bpf.o
+check "a file that is no BPF object" fails oomctl policy attach /tmp/garbage.bpf.o
+cp "$build/bpf/oom_declare.bpf.o" /tmp/nohook.bpf.o
+check "an object without a hook program" fails oomctl policy attach /tmp/nohook.bpf.o
+check "a scope that does not exist" fails oomctl policy attach largest-leaf scope /nothere
+cp "$build/bpf/bad_policy.bpf.o" /tmp/badpolicy.bpf.o
+check "a policy the verifier refuses" fails oomctl policy attach /tmp/badpolicy.bpf.o
+check "detach of a policy not attached" fails oomctl policy detach largest-leaf
+check "show of a policy not attached" fails oomctl policy show largest-leaf
+check "nothing was left pinned by the failures" test "$(find $pins | sort | md5sum)" = "$before"
+oomctl policy attach largest-leaf >/dev/null
+check "attaching the same name twice" fails oomctl policy attach largest-leaf
+oomctl policy detach largest-leaf >/dev/null
+check "bad syntax exits 2" bash -c "'$OOMCTL' policy attach largest-leaf sideways 2>/dev/null; test \$? = 2"
+
+done_checks

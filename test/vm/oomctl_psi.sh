@@ -1,0 +1,66 @@
+#!/bin/bash
+# oomctl psi: a trigger added by oomctl stays armed after oomctl exits and,
+# with the psi-declare handler attached, declares the OOM that kills the
+# throttled cgroup's hog (the RFC's PSI selftest through oomctl). Triggers
+# are listed, deleted, go away with their cgroup; bad input is refused.
+# Usage (in the guest): oomctl_psi.sh BUILD_DIR
+set -u
+build=${1:?usage: oomctl_psi.sh BUILD_DIR}
+. "$(dirname "$0")/lib.sh"
+OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
+oomctl() { "$OOMCTL" "$@"; }
+
+cg_remove /psitest
+cg_make /psitest/cg1
+cg_make /psitest/cg2
+echo 40M > $CG/psitest/cg2/memory.high
+
+# --- bad input first: nothing may be created --------------------------------
+check "stall longer than the window" fails oomctl psi add /psitest/cg2 some 2s 1s
+check "a window over 10 s" fails oomctl psi add /psitest/cg2 some 1s 20s
+check "a duration with a bad unit" fails oomctl psi add /psitest/cg2 some 100parsecs 1s
+check "neither some nor full" fails oomctl psi add /psitest/cg2 most 100ms 1s
+check "an unknown cgroup" fails oomctl psi add /nothere some 100ms 1s
+check "deleting an unknown id" fails oomctl psi del 999999
+check "nothing was created" test "$(oomctl -j psi list | jq '.triggers | length')" = 0
+
+# --- add, list, outlive oomctl, fire ------------------------------------------
+check "attach the psi-declare handler" oomctl policy attach psi-declare
+out=$(oomctl -j psi add /psitest/cg2 some 100ms 1s)
+id=$(jq -r .id <<<"$out")
+check "psi add returns a trigger id ($id)" test "$id" -gt 0
+check "no oomctl process is left holding it" bash -c "! pgrep -x oomctl"
+check "psi list shows it on /psitest/cg2" \
+	test "$(oomctl -j psi list | jq -r ".triggers[] | select(.id == $id) | .cgroup")" = /psitest/cg2
+check "the kernel lists it" grep -q "^$id " /proc/pressure/bpf_triggers
+
+cg1=$(hog_start /psitest/cg1 100 0)
+cg2=$(hog_go /psitest/cg2 500 0)
+check "the throttled hog in cg2 is killed" wait_dead "$cg2" 60
+check "the hog in cg1 survives" alive "$cg1"
+check "cg2's memory.events says oom_kill 1" grep -qx "oom_kill 1" $CG/psitest/cg2/memory.events
+ev=$(oomctl -j event list)
+check "the log has the PSI event on cg2" \
+	test "$(jq '[.events[] | select(.type == "psi" and .cgroup == "/psitest/cg2")] | length > 0' <<<"$ev")" = true
+check "the log has an OOM declared by PSI in cg2" \
+	test "$(jq '[.events[] | select(.type == "oom" and .trigger == "psi" and .cgroup == "/psitest/cg2")] | length > 0' <<<"$ev")" = true
+check "the log has the kill of cg2's hog" \
+	test "$(jq "[.events[] | select(.type == \"kill\" and .pid == $cg2)] | length" <<<"$ev")" = 1
+check "the trigger counted events" \
+	test "$(oomctl -j psi list | jq ".triggers[] | select(.id == $id) | .events > 0")" = true
+kill -9 "$cg1"; wait 2>/dev/null
+
+# --- delete; removal of the cgroup removes its triggers ----------------------
+check "psi del by id" oomctl psi del "$id"
+check "it is gone" bash -c "! grep -q '^$id ' /proc/pressure/bpf_triggers"
+id2=$(oomctl -j psi add /psitest/cg1 full 200ms 2s | jq -r .id)
+id3=$(oomctl -j psi add /psitest/cg1 some 150ms 1s | jq -r .id)
+check "psi del by cgroup removes both of its triggers" \
+	test "$(oomctl -j psi del /psitest/cg1 | jq '.deleted | length')" = 2
+id4=$(oomctl -j psi add /psitest/cg2 some 150ms 1s | jq -r .id)
+cg_remove /psitest
+check "removing the cgroup removed its trigger" bash -c "! grep -q '^$id4 ' /proc/pressure/bpf_triggers"
+check "psi list is empty" test "$(oomctl -j psi list | jq '.triggers | length')" = 0
+oomctl policy detach psi-declare >/dev/null
+
+done_checks

@@ -23,16 +23,6 @@ const volatile bool dry_run;		/* choose, report, but kill nothing */
 __u64 nr_runs;
 __u64 nr_kills;
 
-static bool memcg_killable(struct mem_cgroup *memcg)
-{
-	struct task_struct *task;
-
-	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS)
-		if (task->signal->oom_score_adj == OOM_SCORE_ADJ_MIN)
-			return false;
-	return true;
-}
-
 SEC("fmod_ret.s/bpf_handle_out_of_memory")
 int BPF_PROG(largest_leaf, struct oom_control *oc)
 {

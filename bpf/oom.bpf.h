@@ -119,4 +119,19 @@ static __always_inline bool cgroup_in_scope(u64 cgid, u64 scope_id)
 	return inside;
 }
 
+/*
+ * Whether every task of @memcg may be killed: one with oom_score_adj -1000
+ * is protected by the admin, and killing its neighbours alone would not
+ * empty the cgroup.
+ */
+static __always_inline bool memcg_killable(struct mem_cgroup *memcg)
+{
+	struct task_struct *task;
+
+	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS)
+		if (task->signal->oom_score_adj == OOM_SCORE_ADJ_MIN)
+			return false;
+	return true;
+}
+
 #endif /* __OOM_BPF_H */

@@ -43,14 +43,22 @@ struct rank {
 /* A dynptr must point to map memory; OOMs are serialized by oom_lock */
 char xattr_value[8];
 
-static bool cgroup_has_xattr(struct cgroup *cg, const char *name)
+/* By id: a css's cgroup pointer is not one the kfunc trusts in 6.12 */
+static bool cgroup_has_xattr(u64 cgid, const char *name)
 {
 	struct bpf_dynptr value;
+	struct cgroup *cg;
+	bool set;
 
+	cg = bpf_cgroup_from_id(cgid);
+	if (!cg)
+		return false;
 	xattr_value[0] = 0;
 	bpf_dynptr_from_mem(xattr_value, sizeof(xattr_value), 0, &value);
-	return bpf_cgroup_read_xattr(cg, name, &value) > 0 &&
-	       xattr_value[0] != '0';
+	set = bpf_cgroup_read_xattr(cg, name, &value) > 0 &&
+	      xattr_value[0] != '0';
+	bpf_cgroup_release(cg);
+	return set;
 }
 
 static u64 memcg_pgscan(struct mem_cgroup *memcg)
@@ -64,16 +72,6 @@ static u64 memcg_pgscan(struct mem_cgroup *memcg)
 			sum += v;
 	}
 	return sum;
-}
-
-static bool memcg_killable(struct mem_cgroup *memcg)
-{
-	struct task_struct *task;
-
-	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS)
-		if (task->signal->oom_score_adj == OOM_SCORE_ADJ_MIN)
-			return false;
-	return true;
 }
 
 static bool better(const struct rank *a, const struct rank *b)
@@ -124,17 +122,17 @@ int BPF_PROG(oomd, struct oom_control *oc)
 			skip_below = level;
 		else if (!leaf)
 			goto next;
-		if (cgroup_has_xattr(cg, "user.oomd_omit") ||
+		id = cg->kn->id;
+		if (cgroup_has_xattr(id, "user.oomd_omit") ||
 		    !memcg_killable(memcg))
 			goto next;
 
-		id = cg->kn->id;
 		scan = memcg_pgscan(memcg);
 		last = bpf_map_lookup_elem(&last_pgscan, &id);
 		cur.pgscan_delta = last && *last <= scan ? scan - *last : scan;
 		bpf_map_update_elem(&last_pgscan, &id, &scan, BPF_ANY);
 		cur.usage = bpf_mem_cgroup_usage(memcg, false);
-		cur.avoid = cgroup_has_xattr(cg, "user.oomd_avoid");
+		cur.avoid = cgroup_has_xattr(id, "user.oomd_avoid");
 		cur.group = !leaf;
 
 		if (!victim || better(&cur, &best)) {

@@ -14,7 +14,8 @@ check "no policy is attached" test "$(oomctl -j policy list | jq '.policies | le
 
 cg_remove /ev
 cg_make /ev 64M
-oomctl event watch > /tmp/watch.out 2>&1 &
+# Not through the oomctl function: SIGINT must reach oomctl itself
+"$OOMCTL" event watch > /tmp/watch.out 2>&1 &
 watch=$!
 sleep 1
 h=$(hog_go /ev 100 0)
@@ -28,7 +29,7 @@ ev=$(oomctl -j event list)
 check "event list has the kill" test "$(jq "[.events[] | select(.type == \"kill\" and .pid == $h)] | length" <<<"$ev")" = 1
 check "reading did not consume it" test "$(oomctl -j event list | jq "[.events[] | select(.pid == $h)] | length")" -ge 1
 check "count limits the records" test "$(oomctl -j event list count 1 | jq '.events | length')" = 1
-check "the kill has a timestamp" bash -c "jq -e '.events[-1].time | test(\"^20[0-9]{2}-\")' <<<'$ev'"
+check "the kill has a timestamp" test "$(jq -r '.events[-1].time' <<<"$ev" | cut -c1-2)" = 20
 
 # Fill the log past 1024 records: declared OOMs in an empty memcg log one each
 cg_make /ev/empty

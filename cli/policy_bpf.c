@@ -183,7 +183,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	struct timespec now;
-	int err, reg = -1, nprogs = 0;
+	int err, reg = -1, names, nprogs = 0;
 	uint32_t link_id = 0, prog_id = 0;
 
 	err = state_init() ?: state_lock() ?: recorder_ensure();
@@ -304,6 +304,11 @@ int policy_attach(const struct policy_attach_opts *opts)
 		err = -errno;
 		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
 		goto unpin;
+	}
+	names = policy_names_fd(true);
+	if (names >= 0) {
+		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
+		close(names);
 	}
 
 	/* Run counts for `policy list`: the kernel counts only when asked */

@@ -276,17 +276,42 @@ int registry_list(struct policy_meta *metas, int max)
 	return n;
 }
 
+/*
+ * Names of every policy ever attached, by cookie, kept after detach so the
+ * log still says who killed. LRU: bounded, the oldest names go first.
+ */
+int policy_names_fd(bool create)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	char path[PATH_MAX];
+	int fd;
+
+	fd = state_map_fd("policy_names");
+	if (fd >= 0 || !create)
+		return fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "oomctl_names", sizeof(uint64_t),
+			    POLICY_NAME_LEN, 4096, &opts);
+	if (fd < 0)
+		return -errno;
+	state_path(path, sizeof(path), "policy_names");
+	if (bpf_obj_pin(fd, path)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
 const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size)
 {
-	struct policy_meta metas[256];
-	int n = registry_list(metas, 256);
+	char name[POLICY_NAME_LEN];
+	int fd = policy_names_fd(false);
 
-	for (int i = 0; i < n; i++)
-		if (metas[i].cookie == cookie) {
-			snprintf(buf, size, "%s", metas[i].name);
-			return buf;
-		}
-	snprintf(buf, size, "policy#%llu", (unsigned long long)cookie);
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &cookie, name))
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, "policy#%llu", (unsigned long long)cookie);
+	if (fd >= 0)
+		close(fd);
 	return buf;
 }
 
@@ -325,7 +350,7 @@ const char *cgroup_path_of_id(uint64_t id, char *buf, size_t size)
 	if (fd >= 0)
 		close(fd);
 	if (n < 0) {
-		snprintf(buf, size, "#%llu", (unsigned long long)id);
+		snprintf(buf, size, "(removed #%llu)", (unsigned long long)id);
 		return buf;
 	}
 	target[n] = '\0';

@@ -5,6 +5,7 @@
  *   events, events_head, policy_kills   the OOM event log (maps)
  *   recorder/<program>                   the log's recorder (links)
  *   policies                             registry: name -> struct policy_meta
+ *   policy_names                         cookie -> name, kept after detach
  *   policy/<name>/<program>              an attached policy (links)
  *
  * PSI triggers live in the kernel itself (/proc/pressure/bpf_triggers).
@@ -65,6 +66,7 @@ int registry_fd(bool create);
 int registry_get(const char *name, struct policy_meta *meta);
 /* Fill @metas (sorted by attach time); returns the count or -errno. */
 int registry_list(struct policy_meta *metas, int max);
+int policy_names_fd(bool create);
 const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size);
 
 /* BPF_PROG_TEST_RUN of a syscall program on @ctx (in and out). */
@@ -74,7 +76,7 @@ int syscall_prog_run(int prog_fd, void *ctx, size_t size);
 struct bpf_object_open_opts;
 void open_opts_debug(struct bpf_object_open_opts *opts);
 
-/* "/a/b" for a cgroup id ("/" for the root), or "#ID" if it is gone. */
+/* "/a/b" for a cgroup id ("/" for the root), "(removed #ID)" if gone. */
 const char *cgroup_path_of_id(uint64_t id, char *buf, size_t size);
 
 /* CLOCK_BOOTTIME ns (BPF's bpf_ktime_get_boot_ns) to CLOCK_REALTIME ns */

@@ -58,6 +58,7 @@ hog_start() {
 	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
 		exec "$HOG" "$2" "$3" "$ready" >/dev/null 2>&1) &
 	local pid=$! i
+	disown "$pid"	# no "Killed" job report: the kill is the point
 	for i in $(seq 300); do
 		[ -e "$ready" ] && { rm -f "$ready"; echo "$pid"; return 0; }
 		kill -0 "$pid" 2>/dev/null || break
@@ -70,6 +71,7 @@ hog_start() {
 hog_go() {
 	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
 		exec "$HOG" "$2" "$3" >/dev/null 2>&1) &
+	disown $!
 	echo $!
 }
 

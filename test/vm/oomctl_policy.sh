@@ -44,6 +44,8 @@ check "detach largest-leaf" oomctl policy detach largest-leaf
 check "its pins are gone" test ! -e "$pins/policy/largest-leaf"
 check "policy list is empty" test "$(oomctl -j policy list | jq '.policies | length')" = 0
 check "the kernel has no such link" bash -c "! bpftool link show | grep -q 'prog $prog '"
+check "the log still names largest-leaf for its kill" \
+	test "$(oomctl -j event list | jq -r "[.events[] | select(.type == \"kill\" and .pid == $PID_CG4)] | last | .chosen_by")" = largest-leaf
 oom_story; victim=$VICTIM
 check "without it the kernel's killer picks cg1 (got $victim)" test "$victim" = cg1
 check "and the log says the kernel chose" \

@@ -120,6 +120,22 @@ static __always_inline bool cgroup_in_scope(u64 cgid, u64 scope_id)
 }
 
 /*
+ * Where a policy looks for its victim: the OOM'ing memcg, or the root for a
+ * system-wide OOM; NULL when the OOM is outside the policy's scope. The
+ * result is referenced: bpf_put_mem_cgroup() it.
+ */
+static __always_inline struct mem_cgroup *
+oom_search_root(struct oom_control *oc, u64 scope_id)
+{
+	/* One load of oc->memcg: the verifier tracks the NULL check on it */
+	struct mem_cgroup *memcg = oc->memcg;
+
+	if (!cgroup_in_scope(memcg ? memcg_cgroup_id(memcg) : 0, scope_id))
+		return NULL;
+	return memcg ? bpf_get_mem_cgroup(&memcg->css) : bpf_get_root_mem_cgroup();
+}
+
+/*
  * Whether every task of @memcg may be killed: one with oom_score_adj -1000
  * is protected by the admin, and killing its neighbours alone would not
  * empty the cgroup.

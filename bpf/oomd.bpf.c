@@ -95,12 +95,7 @@ int BPF_PROG(oomd, struct oom_control *oc)
 	bool killed = false;
 
 	__sync_fetch_and_add(&nr_runs, 1);
-	if (!cgroup_in_scope(oom_cgroup_id(oc), scope_cgroup_id))
-		return 0;
-
-	/* One load of oc->memcg: the verifier tracks the NULL check on it */
-	root = oc->memcg;
-	root = root ? bpf_get_mem_cgroup(&root->css) : bpf_get_root_mem_cgroup();
+	root = oom_search_root(oc, scope_cgroup_id);
 	if (!root)
 		return 0;
 

@@ -36,7 +36,10 @@ for p in $(find "$here/patches" -name '0[0-9][0-9][0-9]-*.patch' ! -name '0000-*
 	if ! "$work/scripts/checkpatch.pl" --strict --no-tree -q "$p" >/dev/null; then
 		echo "FAIL $name: checkpatch"; fail=1
 	fi
-	objs=$(git -C "$work" diff --name-only HEAD~1 -- '*.c' | sed 's/\.c$/.o/')
+	# kernel/sched/psi.c and friends compile only inside build_utility.c
+	objs=$(git -C "$work" diff --name-only HEAD~1 -- '*.c' |
+		sed 's|^kernel/sched/psi\.c$|kernel/sched/build_utility.c|; s/\.c$/.o/' |
+		sort -u)
 	# Headers: their users are rebuilt when the next .c changes; check the
 	# .c files the series touches, which include them.
 	[ -n "$objs" ] || objs="mm/oom_kill.o kernel/sched/build_utility.o"

@@ -9,18 +9,11 @@
 #include "backend.h"
 #include "state.h"
 
-static int by_seq(const void *a, const void *b)
-{
-	const struct oom_event *x = a, *y = b;
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 {
-	static struct oom_event ring[OOM_EVENTS_MAX];
-	int events_fd, head_fd, n = 0, first;
+	int events_fd, head_fd, n = 0;
 	uint32_t zero = 0;
+	uint64_t seq, first;
 
 	events_fd = state_map_fd("events");
 	head_fd = state_map_fd("events_head");
@@ -29,20 +22,23 @@ int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 		n = -ENOENT;
 		goto out;
 	}
-	for (uint32_t i = 0; i < OOM_EVENTS_MAX; i++) {
-		struct oom_event *e = &ring[n];
+	/* Only the newest @max records after @after, and only those the ring
+	 * still holds: seq lives in slot (seq - 1) % OOM_EVENTS_MAX. */
+	if (after >= *head)	/* nothing new; also the ~0 "head only" call */
+		goto out;
+	first = after + 1;
+	if (*head >= OOM_EVENTS_MAX && first <= *head - OOM_EVENTS_MAX)
+		first = *head - OOM_EVENTS_MAX + 1;
+	if (*head >= (uint64_t)max && first <= *head - max)
+		first = *head - max + 1;
+	for (seq = first; seq <= *head; seq++) {
+		uint32_t idx = (seq - 1) & (OOM_EVENTS_MAX - 1);
 
-		if (bpf_map_lookup_elem(events_fd, &i, e))
-			continue;
-		/* 0: being written; old: overwritten while we read */
-		if (e->seq > after && e->seq + OOM_EVENTS_MAX > *head &&
-		    e->seq <= *head)
+		/* Being written (seq 0) or overwritten meanwhile: skip it */
+		if (!bpf_map_lookup_elem(events_fd, &idx, &evs[n]) &&
+		    evs[n].seq == seq)
 			n++;
 	}
-	qsort(ring, n, sizeof(ring[0]), by_seq);
-	first = n > max ? n - max : 0;
-	memcpy(evs, ring + first, (n - first) * sizeof(*evs));
-	n -= first;
 out:
 	if (events_fd >= 0)
 		close(events_fd);

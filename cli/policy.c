@@ -34,7 +34,8 @@ static int do_list(int argc, char **argv)
 	return cmd_status(policy_list());
 }
 
-static int do_show(int argc, char **argv)
+/* VERB NAME: exactly one valid policy name, then @fn(name) */
+static int with_name(int argc, char **argv, int (*fn)(const char *name))
 {
 	const char *name;
 	int err;
@@ -47,7 +48,12 @@ static int do_show(int argc, char **argv)
 		return err;
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(policy_show(name));
+	return cmd_status(fn(name));
+}
+
+static int do_show(int argc, char **argv)
+{
+	return with_name(argc, argv, policy_show);
 }
 
 static int do_attach(int argc, char **argv)
@@ -102,18 +108,7 @@ static int do_attach(int argc, char **argv)
 
 static int do_detach(int argc, char **argv)
 {
-	const char *name;
-	int err;
-
-	if (!REQ_ARGS(1))
-		return OOMCTL_EXIT_USAGE;
-	name = GET_ARG();
-	err = name_parse(name);
-	if (err)
-		return err;
-	if (!NO_MORE_ARGS())
-		return OOMCTL_EXIT_USAGE;
-	return cmd_status(policy_detach(name));
+	return with_name(argc, argv, policy_detach);
 }
 
 static const struct cmd cmds[] = {

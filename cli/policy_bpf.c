@@ -118,12 +118,10 @@ static void share_event_log(struct bpf_object *obj)
 
 static void unpin_policy(const char *name)
 {
-	char dir[PATH_MAX], cmd[PATH_MAX + 32];
+	char dir[PATH_MAX];
 
 	state_path(dir, sizeof(dir), "policy/%s", name);
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd))
-		p_info("could not remove %s", dir);
+	state_unpin_dir(dir);
 }
 
 static int open_policy(const struct policy_attach_opts *opts, char *name,

@@ -53,7 +53,7 @@ static int read_triggers(struct trigger *trs, int max)
 	return n;
 }
 
-static int run_trigger_prog(bool create, struct psi_trigger_args *args)
+static int trigger_progs_load(struct psi_trigger_bpf **skelp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	struct psi_trigger_bpf *skel;
@@ -61,19 +61,22 @@ static int run_trigger_prog(bool create, struct psi_trigger_args *args)
 
 	open_opts_debug(&opts);
 	skel = psi_trigger_bpf__open_opts(&opts);
-	if (!skel || psi_trigger_bpf__load(skel)) {
-		err = -errno;
-		if (kernel_check())
-			err = -EOPNOTSUPP;
-		else
-			p_err("the kernel refused the trigger program: %s", strerror(-err));
-		psi_trigger_bpf__destroy(skel);
-		return err;
+	if (skel && !psi_trigger_bpf__load(skel)) {
+		*skelp = skel;
+		return 0;
 	}
-	err = syscall_prog_run(bpf_program__fd(create ?
-			skel->progs.psi_trigger_create :
-			skel->progs.psi_trigger_destroy), args, sizeof(*args));
+	err = -errno;
 	psi_trigger_bpf__destroy(skel);
+	if (kernel_check())
+		return -EOPNOTSUPP;
+	p_err("the kernel refused the trigger program: %s", strerror(-err));
+	return err;
+}
+
+static int run_trigger_prog(struct bpf_program *prog, struct psi_trigger_args *args)
+{
+	int err = syscall_prog_run(bpf_program__fd(prog), args, sizeof(*args));
+
 	if (err)
 		p_err("cannot run the trigger program: %s", strerror(-err));
 	return err;
@@ -87,10 +90,17 @@ int psi_add(const struct psi_add_opts *opts)
 		.threshold_us = opts->stall_us,
 		.window_us = opts->window_us,
 	};
+	struct psi_trigger_bpf *skel;
 	int err;
 
-	err = state_init() ?: state_lock() ?: recorder_ensure() ?:
-	      run_trigger_prog(true, &args);
+	err = state_init() ?: state_lock() ?: recorder_ensure();
+	if (err)
+		return err;
+	err = trigger_progs_load(&skel);
+	if (err)
+		return err;
+	err = run_trigger_prog(skel->progs.psi_trigger_create, &args);
+	psi_trigger_bpf__destroy(skel);
 	if (err)
 		return err;
 	switch (args.ret) {
@@ -154,6 +164,7 @@ int psi_list(void)
 
 int psi_del(const struct psi_del_opts *opts)
 {
+	struct psi_trigger_bpf *skel;
 	struct trigger trs[1024];
 	int n, err, deleted = 0;
 
@@ -163,6 +174,9 @@ int psi_del(const struct psi_del_opts *opts)
 	n = read_triggers(trs, 1024);
 	if (n < 0)
 		return n;
+	err = trigger_progs_load(&skel);
+	if (err)
+		return err;
 	out_open_array("deleted");
 	for (int i = 0; i < n; i++) {
 		struct psi_trigger_args args = { .id = trs[i].id };
@@ -170,7 +184,7 @@ int psi_del(const struct psi_del_opts *opts)
 		if (opts->cg ? trs[i].cgroup_id != opts->cg->id :
 			       (uint32_t)trs[i].id != opts->id)
 			continue;
-		err = run_trigger_prog(false, &args);
+		err = run_trigger_prog(skel->progs.psi_trigger_destroy, &args);
 		if (err)
 			break;
 		/* -ENOENT: gone meanwhile (cgroup removed), as good as deleted */
@@ -184,6 +198,7 @@ int psi_del(const struct psi_del_opts *opts)
 		deleted++;
 	}
 	out_close();
+	psi_trigger_bpf__destroy(skel);
 	if (!err && !deleted) {
 		if (opts->cg)
 			p_err("no trigger on cgroup '%s' (oomctl psi list)", opts->cg->arg);

@@ -1,4 +1,5 @@
 /* oomctl's state in bpffs, the event log's recorder, and small helpers. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -98,15 +99,30 @@ void open_opts_debug(struct bpf_object_open_opts *opts)
 		opts->kernel_log_level = 1 | 2 | 4;
 }
 
-/* Remove a folder of pins we made and the pins in it. */
-static void unpin_dir(const char *dir)
+int state_unpin_dir(const char *dir)
 {
-	char cmd[PATH_MAX + 32];
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
 
-	/* bpffs unlink/rmdir: pins are files, a folder holds only ours */
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd))
-		p_info("could not remove %s", dir);
+	/* Our pin folders are flat: links and maps, no subfolders */
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !err)
+		err = -errno;
+	if (err)
+		p_info("could not remove %s: %s", dir, strerror(-err));
+	return err;
 }
 
 int recorder_ensure(void)
@@ -163,7 +179,7 @@ int recorder_ensure(void)
 
 	/* Pin the links in a scratch folder, then publish it with rename() */
 	snprintf(tmp, sizeof(tmp), "%s-new", dir);	/* bpffs names have no dots */
-	unpin_dir(tmp);
+	state_unpin_dir(tmp);
 	if (mkdir(tmp, 0700)) {
 		err = -errno;
 		p_err("cannot create %s: %s", tmp, strerror(errno));
@@ -192,7 +208,7 @@ int recorder_ensure(void)
 		p_err("cannot rename %s: %s", tmp, strerror(errno));
 	}
 	if (err)
-		unpin_dir(tmp);
+		state_unpin_dir(tmp);
 out:
 	if (err)
 		for (int i = 0; i < 3; i++)

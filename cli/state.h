@@ -52,6 +52,9 @@ int state_init(void);
 int state_path(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Remove a folder of our pins and the pins in it (bpffs: unlink, rmdir). */
+int state_unpin_dir(const char *dir);
+
 /* Serialize commands that change the state (flock on the folder). */
 int state_lock(void);
 

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "tap.h"
+#include "text_check.h"
 
 #ifndef OOMCTL_BIN
 #error "OOMCTL_BIN must name the oomctl binary"
@@ -88,34 +89,9 @@ static const char *cmdline(const char *const *args)
 		_p;							\
 	})
 
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* The whole of @s must be one JSON value (and a newline) */
-static struct json_object *parse(const char *s)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *obj = json_tokener_parse_ex(tok, s, strlen(s));
-	size_t end = json_tokener_get_parse_end(tok);
-
-	if (json_tokener_get_error(tok) != json_tokener_success ||
-	    strspn(s + end, "\n") != strlen(s + end)) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
-}
-
 static bool is_json(const char *s)
 {
-	struct json_object *obj = parse(s);
+	struct json_object *obj = json_whole(s);
 
 	json_object_put(obj);
 	return obj != NULL;
@@ -124,7 +100,7 @@ static bool is_json(const char *s)
 /* stdout is {"error": "non-empty string"} and nothing else */
 static bool is_json_error(const char *s)
 {
-	struct json_object *obj = parse(s), *e = NULL;
+	struct json_object *obj = json_whole(s), *e = NULL;
 	bool ret;
 
 	ret = json_object_is_type(obj, json_type_object) &&
@@ -206,7 +182,7 @@ static void test_usage_errors(void)
 		run(&r, u);
 		name = cmdline(u);
 		is_int(r.status, 2, "text: '%s' exits 2", name);
-		ok_run(&r, lines(r.err) == 1 && !strncmp(r.err, "Error: ", 7),
+		ok_run(&r, count_lines(r.err) == 1 && !strncmp(r.err, "Error: ", 7),
 		       "text: '%s' says one Error: line", name);
 		is_str(r.out, "", "text: '%s' prints nothing on stdout", name);
 
@@ -290,7 +266,7 @@ static void test_success(void)
 	       "-j help says null on stdout");
 
 	run(&r, (const char *[]){ "-j", "--version", NULL });
-	obj = parse(r.out);
+	obj = json_whole(r.out);
 	ok_run(&r, r.status == 0 && obj &&
 	       json_object_object_get_ex(obj, "version", NULL) &&
 	       json_object_object_get_ex(obj, "libbpf_version", NULL),
@@ -298,8 +274,8 @@ static void test_success(void)
 	json_object_put(obj);
 
 	run(&r, (const char *[]){ "-p", "-V", NULL });
-	obj = parse(r.out);
-	ok_run(&r, r.status == 0 && obj && lines(r.out) > 1,
+	obj = json_whole(r.out);
+	ok_run(&r, r.status == 0 && obj && count_lines(r.out) > 1,
 	       "-p implies -j and indents");
 	json_object_put(obj);
 }
@@ -331,7 +307,7 @@ static void test_runtime(void)
 
 	run(&r, (const char *[]){ "policy", "attach", "/nonexistent/p.bpf.o",
 				  NULL });
-	ok_run(&r, r.status == 1 && lines(r.err) == 1 && strstr(r.err, "p.bpf.o"),
+	ok_run(&r, r.status == 1 && count_lines(r.err) == 1 && strstr(r.err, "p.bpf.o"),
 	       "attaching a missing file is a runtime error naming it");
 
 	/* a cgroupfs that is not cgroup2: every lookup fails at runtime */
@@ -339,7 +315,7 @@ static void test_runtime(void)
 	snprintf(sub, sizeof(sub), "%s/sub", tmpdir);
 	mkdir(sub, 0755);
 	run(&r, (const char *[]){ fs, "memcg", "show", "nosuch", NULL });
-	ok_run(&r, r.status == 1 && lines(r.err) == 1 && strstr(r.err, "'nosuch'") &&
+	ok_run(&r, r.status == 1 && count_lines(r.err) == 1 && strstr(r.err, "'nosuch'") &&
 	       strstr(r.err, "not found"), "a missing cgroup: exit 1, named");
 	run(&r, (const char *[]){ fs, "memcg", "show", "sub", NULL });
 	ok_run(&r, r.status == 1 && strstr(r.err, "cgroup2"),

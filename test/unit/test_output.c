@@ -5,6 +5,7 @@
 
 #include "output.h"
 #include "tap.h"
+#include "text_check.h"
 
 /* stdout and stderr of the code under test, caught in files */
 static FILE *cap_out, *cap_err;
@@ -43,31 +44,6 @@ static void cap_stop(void)
 	close(saved_err);
 	cap_read(cap_out, out, sizeof(out));
 	cap_read(cap_err, err, sizeof(err));
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* The whole of @s must be one JSON value (and a newline) */
-static struct json_object *parse(const char *s)
-{
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *obj = json_tokener_parse_ex(tok, s, strlen(s));
-	size_t end = json_tokener_get_parse_end(tok);
-
-	if (json_tokener_get_error(tok) != json_tokener_success ||
-	    strspn(s + end, "\n") != strlen(s + end)) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
 }
 
 static struct json_object *get(struct json_object *obj, const char *key)
@@ -136,8 +112,8 @@ static void test_json(void)
 
 	is_int(early, 0, "json: nothing printed before out_finish()");
 	ok(!strstr(out, "\\/"), "json: slashes are not escaped");
-	is_int(lines(out), 1, "json: compact is one line");
-	root = parse(out);
+	is_int(count_lines(out), 1, "json: compact is one line");
+	root = json_whole(out);
 	if (!ok(root && json_object_is_type(root, json_type_object),
 		"json: stdout is one JSON object")) {
 		printf("#   stdout: %s\n", out);
@@ -197,7 +173,7 @@ static void test_json_null_and_error(void)
 	ok(reported, "json: p_err() is remembered");
 	ok(forgotten, "json: out_finish() forgets the error");
 	is_str(err, "", "json: errors and notes stay off stderr");
-	root = parse(out);
+	root = json_whole(out);
 	ok(root && json_object_object_length(root) == 1,
 	   "json: an error replaces the document");
 	is_str(json_object_get_string(get(root, "error")), "first 1",
@@ -214,8 +190,8 @@ static void test_json_null_and_error(void)
 	out_finish();
 	cap_stop();
 	pretty_output = false;
-	ok(lines(out) > 3, "json: pretty is indented on several lines");
-	root = parse(out);
+	ok(count_lines(out) > 3, "json: pretty is indented on several lines");
+	root = json_whole(out);
 	ok(root && json_object_get_int(get(root, "a")) == 1,
 	   "json: pretty output parses");
 	json_object_put(root);
@@ -249,11 +225,11 @@ static void test_stream(void)
 	cap_stop();
 	is_int(ret1, 0, "stream: first flush");
 	is_int(ret2, 0, "stream: second flush");
-	is_int(lines(out), 2, "stream: a line per document, no trailing null");
+	is_int(count_lines(out), 2, "stream: a line per document, no trailing null");
 	second = strchr(out, '\n') + 1;
 	second[-1] = '\0';
-	a = parse(out);
-	b = parse(second);
+	a = json_whole(out);
+	b = json_whole(second);
 	ok(a && b && json_object_get_int(get(a, "n")) == 1 &&
 	   json_object_get_int(get(b, "n")) == 2, "stream: documents parse");
 	json_object_put(a);
@@ -324,7 +300,7 @@ static void test_table(void)
 	table_close(t);
 	out_finish();
 	cap_stop();
-	root = parse(out);
+	root = json_whole(out);
 	arr = get(root, "memcgs");
 	if (!ok(json_object_is_type(arr, json_type_array) &&
 		json_object_array_length(arr) == 3, "table: JSON array of rows")) {
@@ -360,7 +336,7 @@ static void test_table(void)
 	}
 	table_close(t);
 	cap_stop();
-	is_int(lines(out), 20001, "table: 20000 rows and a header");
+	is_int(count_lines(out), 20001, "table: 20000 rows and a header");
 	{
 		size_t w = strchr(out, '\n') - out;
 		char *p = out;

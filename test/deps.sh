@@ -9,6 +9,8 @@ packages=(
 	dwarves xz-utils cpio git python3
 	# BPF programs and user space
 	clang-19 bpftool libbpf-dev zlib1g-dev libjson-c-dev cmake pkg-config
+	# man page lint in test/unit/check-docs.sh
+	mandoc groff-base
 	# the guest: image and emulator
 	mkosi debootstrap qemu-system-x86
 )

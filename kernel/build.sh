@@ -1,25 +1,35 @@
 #!/bin/bash
 # Build the patched guest kernel into a cache outside the repo.
 #
-#   kernel/build.sh [CACHE_DIR]      (default: $BPF_OOM_CACHE or /var/cache/bpf-oom)
+#   kernel/build.sh [--debug] [CACHE_DIR]   (default: $BPF_OOM_CACHE or /var/cache/bpf-oom)
 #
-# CACHE_DIR/linux-src    git repo of the extracted linux-source-6.12, tag "base" = pristine
-# CACHE_DIR/linux-build  O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
+# CACHE_DIR/linux-src          git repo of the extracted linux-source-6.12, tag "base" = pristine
+# CACHE_DIR/linux-build        O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
+# CACHE_DIR/linux-build-debug  the same with --debug: bpf-oom-debug.config on top
+#                              (lockdep, RCU and list checks, hang detectors)
 #
-# The build is keyed by (source package version, series, config fragment, this
+# Both flavours build from the same source tree, one at a time (a lock).
+# A build is keyed by (source package version, series, config fragments, this
 # script). An unchanged key costs a hash; a changed series is applied through a
 # scratch git index and checked out over the previous one, so only files whose
 # patched content differs are rewritten and make rebuilds incrementally.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+fragments=("$here/bpf-oom.config")
+flavour=""
+if [ "${1:-}" = --debug ]; then
+	fragments+=("$here/bpf-oom-debug.config")
+	flavour=-debug
+	shift
+fi
 cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}}
 src=$cache/linux-src
-out=$cache/linux-build
+out=$cache/linux-build$flavour
 tarball=/usr/src/linux-source-6.12.tar.xz
 jobs=$(nproc)
 
-say() { printf '[kernel] %s\n' "$*"; }
+say() { printf '[kernel%s] %s\n' "$flavour" "$*"; }
 die() { printf '[kernel] error: %s\n' "$*" >&2; exit 1; }
 
 pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
@@ -33,7 +43,7 @@ flock 9
 
 mapfile -t series < <(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
 	! -name '0000-*' | sort)
-key=$( { echo "$pkgver"; cat "${series[@]}" "$here/bpf-oom.config" "$0"; } |
+key=$( { echo "$pkgver"; cat "${series[@]}" "${fragments[@]}" "$0"; } |
 	sha256sum | cut -c1-16)
 
 if [ -f "$out/.key" ] && [ "$(cat "$out/.key")" = "$key" ] &&
@@ -77,20 +87,24 @@ done
 rm -f "$index"
 git -C "$src" checkout -q -f --detach "$head"
 
-# 3. Configure: tinyconfig + kvm_guest.config + our fragment.
-cfgkey=$(cat "$here/bpf-oom.config" | sha256sum | cut -c1-16)
+# 3. Configure: tinyconfig + kvm_guest.config + our fragments.
+cfgkey=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.cfgkey" 2>/dev/null)" != "$cfgkey" ]; then
 	say "configuring"
 	make -s -C "$src" O="$out" tinyconfig >/dev/null
 	make -s -C "$src" O="$out" kvm_guest.config >/dev/null
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-		"$here/bpf-oom.config" >/dev/null
+		"${fragments[@]}" >/dev/null
 	make -s -C "$src" O="$out" olddefconfig >/dev/null
 	echo "$cfgkey" > "$out/.cfgkey"
 fi
+required=(SMP ACPI X86_MPPARSE VM_EVENT_COUNTERS BPF_SYSCALL BPF_JIT DEBUG_INFO_BTF
+	DYNAMIC_FTRACE_WITH_DIRECT_CALLS FUNCTION_TRACER BPF_EVENTS MEMCG PSI CGROUP_BPF
+	9P_FS VIRTIO_CONSOLE DEBUG_ATOMIC_SLEEP)
+[ -z "$flavour" ] || required+=(PROVE_LOCKING PROVE_RCU DEBUG_LIST BUG_ON_DATA_CORRUPTION
+	DETECT_HUNG_TASK SOFTLOCKUP_DETECTOR)
 missing=""
-for opt in SMP VM_EVENT_COUNTERS BPF_SYSCALL BPF_JIT DEBUG_INFO_BTF DYNAMIC_FTRACE_WITH_DIRECT_CALLS \
-	   FUNCTION_TRACER BPF_EVENTS MEMCG PSI CGROUP_BPF 9P_FS VIRTIO_CONSOLE; do
+for opt in "${required[@]}"; do
 	grep -qx "CONFIG_$opt=y" "$out/.config" || missing="$missing CONFIG_$opt"
 done
 [ -z "$missing" ] || die "options that must be =y are not:$missing"

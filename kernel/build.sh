@@ -1,12 +1,16 @@
 #!/bin/bash
 # Build the patched guest kernel into a cache outside the repo.
 #
-#   kernel/build.sh [--debug] [CACHE_DIR]   (default: $BPF_OOM_CACHE or /var/cache/bpf-oom)
+#   kernel/build.sh [--debug|--pristine] [CACHE_DIR]
+#                   (default CACHE_DIR: $BPF_OOM_CACHE or /var/cache/bpf-oom)
 #
 # CACHE_DIR/linux-src          git repo of the extracted linux-source-6.12, tag "base" = pristine
 # CACHE_DIR/linux-build        O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
 # CACHE_DIR/linux-build-debug  the same with --debug: bpf-oom-debug.config on top
 #                              (lockdep, RCU and list checks, hang detectors)
+# CACHE_DIR/linux-build-pristine  --pristine: the production config without
+#                              the series (from the worktree linux-pristine-src),
+#                              for comparisons; nothing builds it by default
 #
 # Both flavours build from the same source tree, one at a time (a lock).
 # A build is keyed by (source package version, series, config fragments, this
@@ -18,11 +22,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 fragments=("$here/bpf-oom.config")
 flavour=""
-if [ "${1:-}" = --debug ]; then
-	fragments+=("$here/bpf-oom-debug.config")
-	flavour=-debug
-	shift
-fi
+case ${1:-} in
+--debug) fragments+=("$here/bpf-oom-debug.config"); flavour=-debug; shift ;;
+--pristine) flavour=-pristine; shift ;;
+esac
 cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}}
 src=$cache/linux-src
 out=$cache/linux-build$flavour
@@ -41,8 +44,10 @@ mkdir -p "$cache"
 exec 9>"$cache/build.lock"
 flock 9
 
-mapfile -t series < <(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
-	! -name '0000-*' | sort)
+series=()
+[ "$flavour" = -pristine ] ||
+	mapfile -t series < <(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
+		! -name '0000-*' | sort)
 key=$( { echo "$pkgver"; cat "${series[@]}" "${fragments[@]}" "$0"; } |
 	sha256sum | cut -c1-16)
 
@@ -57,7 +62,7 @@ mkdir -p "$cache" "$out"
 # 1. Pristine source as a git repo, once per package version.
 if [ "$(git -C "$src" config --get bpfoom.pkgver 2>/dev/null)" != "$pkgver" ]; then
 	say "extracting $tarball"
-	rm -rf "$src" "$src.tmp"
+	rm -rf "$src" "$src.tmp" "$cache/linux-pristine-src"
 	mkdir -p "$src.tmp"
 	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
 	git -C "$src.tmp" init -q
@@ -73,34 +78,44 @@ fi
 
 # 2. Apply the series in a scratch index (strict: no fuzz, no offsets
 #    beyond what git apply accepts), then move the work tree to the result.
-say "applying the series"
-index=$src/.git/index.series
-rm -f "$index"
-GIT_INDEX_FILE=$index git -C "$src" read-tree base
-head=$(git -C "$src" rev-parse base)
-for p in "${series[@]}"; do
-	GIT_INDEX_FILE=$index git -C "$src" apply --cached "$p" ||
-		die "$(basename "$p") does not apply"
-	tree=$(GIT_INDEX_FILE=$index git -C "$src" write-tree)
-	head=$(git -C "$src" commit-tree "$tree" -p "$head" -m "$(basename "$p")")
-done
-rm -f "$index"
-git -C "$src" checkout -q -f --detach "$head"
+#    The pristine flavour builds from a worktree of its own at "base", so
+#    that the two trees never rewrite each other's files.
+if [ "$flavour" = -pristine ]; then
+	srctree=$cache/linux-pristine-src
+	if [ ! -d "$srctree" ]; then
+		git -C "$src" worktree prune
+		git -C "$src" worktree add -q --detach "$srctree" base
+	fi
+else
+	srctree=$src
+	index=$src/.git/index.series
+	rm -f "$index"
+	GIT_INDEX_FILE=$index git -C "$src" read-tree base
+	head=$(git -C "$src" rev-parse base)
+	for p in "${series[@]}"; do
+		GIT_INDEX_FILE=$index git -C "$src" apply --cached "$p" ||
+			die "$(basename "$p") does not apply"
+		tree=$(GIT_INDEX_FILE=$index git -C "$src" write-tree)
+		head=$(git -C "$src" commit-tree "$tree" -p "$head" -m "$(basename "$p")")
+	done
+	rm -f "$index"
+	git -C "$src" checkout -q -f --detach "$head"
+fi
 
 # 3. Configure: tinyconfig + kvm_guest.config + our fragments.
 cfgkey=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.cfgkey" 2>/dev/null)" != "$cfgkey" ]; then
 	say "configuring"
-	make -s -C "$src" O="$out" tinyconfig >/dev/null
-	make -s -C "$src" O="$out" kvm_guest.config >/dev/null
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+	make -s -C "$srctree" O="$out" tinyconfig >/dev/null
+	make -s -C "$srctree" O="$out" kvm_guest.config >/dev/null
+	"$srctree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
 		"${fragments[@]}" >/dev/null
-	make -s -C "$src" O="$out" olddefconfig >/dev/null
+	make -s -C "$srctree" O="$out" olddefconfig >/dev/null
 	echo "$cfgkey" > "$out/.cfgkey"
 fi
 required=(SMP ACPI X86_MPPARSE VM_EVENT_COUNTERS BPF_SYSCALL BPF_JIT DEBUG_INFO_BTF
 	DYNAMIC_FTRACE_WITH_DIRECT_CALLS FUNCTION_TRACER BPF_EVENTS MEMCG PSI CGROUP_BPF
-	9P_FS VIRTIO_CONSOLE DEBUG_ATOMIC_SLEEP)
+	9P_FS VIRTIO_CONSOLE DEBUG_ATOMIC_SLEEP BPF_LSM)
 [ -z "$flavour" ] || required+=(PROVE_LOCKING PROVE_RCU DEBUG_LIST BUG_ON_DATA_CORRUPTION
 	DETECT_HUNG_TASK SOFTLOCKUP_DETECTOR)
 missing=""
@@ -113,8 +128,20 @@ done
 say "make -j$jobs bzImage (log: $out/build.log)"
 start=$SECONDS
 set +e
-make -C "$src" O="$out" -j"$jobs" bzImage 2>&1 | tee "$out/build.log" |
-	awk '/^  [A-Z]/ { n++; if (n % 500 == 0) { printf "[kernel]   %d steps\n", n; fflush() } }'
+# Under CMake's make, MAKEFLAGS carries -s, which silences the kbuild step
+# lines that the progress counts: drop the parent's flags.
+progress() {
+	local line n=0 last=$SECONDS
+	while IFS= read -r line; do
+		case $line in "  "[A-Z]*) n=$((n + 1)) ;; esac
+		if [ $((SECONDS - last)) -ge 10 ]; then
+			last=$SECONDS
+			say "  $n steps, $(((SECONDS - start) / 60)):$(printf %02d $(((SECONDS - start) % 60))) elapsed"
+		fi
+	done
+}
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$srctree" O="$out" -j"$jobs" bzImage 2>&1 |
+	tee "$out/build.log" | progress
 rc=${PIPESTATUS[0]}
 set -e
 if [ "$rc" -ne 0 ]; then

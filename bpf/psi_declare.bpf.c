@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * psi-declare: when a memory pressure trigger fires, declare an OOM in the
- * cgroup it watches (system-wide for a /proc/pressure trigger), so that the
+ * cgroup it watches (system-wide for a trigger on the root cgroup), so that the
  * OOM policy or the kernel's killer frees memory now instead of letting the
  * workload thrash until an allocation finally fails.
  *
@@ -25,6 +25,7 @@ int BPF_PROG(psi_declare, struct psi_trigger *t)
 	struct mem_cgroup *memcg = NULL;
 	struct cgroup *cg;
 	u64 cgid = t->cgroup_id;
+	bool is_root;
 	int ret;
 
 	__sync_fetch_and_add(&nr_runs, 1);
@@ -33,15 +34,24 @@ int BPF_PROG(psi_declare, struct psi_trigger *t)
 	if (!cgroup_in_scope(cgid, scope_cgroup_id))
 		return 0;
 
-	if (cgid) {
-		cg = bpf_cgroup_from_id(cgid);
-		if (!cg)
-			return 0;
+	/*
+	 * A trigger names the cgroup it watches; system-wide triggers name
+	 * the root cgroup. Id 0 names none (an event raced the trigger's
+	 * setup on older kernels), and an id that does not resolve is a
+	 * removed cgroup: neither may become a system-wide OOM.
+	 */
+	if (!cgid)
+		return 0;
+	cg = bpf_cgroup_from_id(cgid);
+	if (!cg)
+		return 0;
+	/* The root cgroup's pressure is the system's: memcg NULL, system-wide */
+	is_root = !cg->level;
+	if (!is_root)
 		memcg = bpf_get_mem_cgroup(&cg->self);
-		bpf_cgroup_release(cg);
-		if (!memcg)
-			return 0;
-	}
+	bpf_cgroup_release(cg);
+	if (!is_root && !memcg)
+		return 0;
 
 	ret = bpf_out_of_memory(memcg, 0);
 	if (memcg)

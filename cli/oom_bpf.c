@@ -16,6 +16,31 @@
 #define WAIT_MAX_MS	30000
 #define WAIT_STEP_MS	50
 
+/*
+ * Whether vm.panic_on_oom forbids this declared OOM (and say so): the kernel
+ * refuses, rather than panics, any declared OOM at 2, and a system-wide one
+ * (no cgroup, or the root cgroup, id 1) at 1.
+ */
+static bool panic_forbids(const struct oom_declare_opts *opts)
+{
+	bool system = !opts->cg || opts->cg->id == 1;
+	FILE *f = fopen("/proc/sys/vm/panic_on_oom", "r");
+	int mode = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &mode) != 1)
+			mode = 0;
+		fclose(f);
+	}
+	if (mode == 2)
+		p_err("vm.panic_on_oom=2 forbids declared OOMs");
+	else if (mode == 1 && system)
+		p_err("vm.panic_on_oom=1 forbids declared system-wide OOMs");
+	else
+		return false;
+	return true;
+}
+
 int oom_declare(const struct oom_declare_opts *opts)
 {
 	static struct oom_event evs[OOM_EVENTS_MAX];
@@ -68,9 +93,23 @@ int oom_declare(const struct oom_declare_opts *opts)
 		err = -ENOENT;
 		goto out;
 	case -EOPNOTSUPP:
+		/* the kernel's refusal under vm.panic_on_oom, or ours: no memcg */
+		if (panic_forbids(opts)) {
+			err = -EPERM;
+			goto out;
+		}
+		if (!opts->cg) {
+			p_err("the kernel refused the OOM: %s", strerror(EOPNOTSUPP));
+			err = -EOPNOTSUPP;
+			goto out;
+		}
 		p_err("cgroup '%s' has no memory controller (enable +memory in its parent's cgroup.subtree_control)",
 		      opts->cg->arg);
 		err = -ENODEV;
+		goto out;
+	case -EPERM:
+		p_err("declaring an OOM needs CAP_KILL");
+		err = -EPERM;
 		goto out;
 	default:
 		if (args.ret < 0) {

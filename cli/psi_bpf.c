@@ -113,6 +113,9 @@ int psi_add(const struct psi_add_opts *opts)
 	case -ENOSPC:
 		p_err("too many triggers: the kernel keeps at most 1024 (oomctl psi del)");
 		return -ENOSPC;
+	case -EPERM:
+		p_err("creating a PSI trigger needs CAP_SYS_RESOURCE and CAP_KILL");
+		return -EPERM;
 	default:
 		if (args.ret < 0) {
 			p_err("the kernel refused the trigger: %s", strerror(-args.ret));
@@ -190,8 +193,11 @@ int psi_del(const struct psi_del_opts *opts)
 		/* -ENOENT: gone meanwhile (cgroup removed), as good as deleted */
 		if (args.ret && args.ret != -ENOENT) {
 			err = args.ret;
-			p_err("cannot delete trigger %d: %s", trs[i].id,
-			      strerror(-args.ret));
+			if (err == -EPERM)
+				p_err("deleting a PSI trigger needs CAP_SYS_RESOURCE and CAP_KILL");
+			else
+				p_err("cannot delete trigger %d: %s", trs[i].id,
+				      strerror(-args.ret));
 			break;
 		}
 		out_u64(NULL, "deleted trigger %s\n", trs[i].id);

@@ -4,13 +4,18 @@
 CG=/sys/fs/cgroup
 nr_pass=0 nr_fail=0
 
+# A failing check shows the command's output as "# " lines. It goes to a
+# file, not a pipe: a command may leave a background process holding it.
 check() {	# check DESCRIPTION COMMAND...
-	local what=$1; shift
-	if "$@" >/dev/null 2>&1; then
+	local what=$1 out; shift
+	out=$(mktemp)
+	if "$@" >"$out" 2>&1; then
 		nr_pass=$((nr_pass + 1)); echo "ok $((nr_pass + nr_fail)) - $what"
 	else
 		nr_fail=$((nr_fail + 1)); echo "not ok $((nr_pass + nr_fail)) - $what"
+		sed 's/^/# /' "$out"
 	fi
+	rm -f "$out"
 }
 
 done_checks() {

@@ -2,16 +2,25 @@
 /*
  * The RFC's PSI selftest as a scenario. psitest/cg2 has memory.high 40M and
  * no swap; its hog wants 500 MiB, so it is throttled and the cgroup's memory
- * pressure rises. A "some 100ms per 1s" trigger on cg2 fires, the
- * psi-declare handler declares an OOM in cg2, and cg2's hog must die while
- * cg1's hog (100 MiB, no limit) survives.
+ * pressure rises, and with it the system's. cg1's hog holds 100 MiB with no
+ * limit. Only kernel-owned triggers (bpf_psi_create_trigger()) reach the
+ * psi-declare handler:
  *
- *   (default)         the trigger is a memory.pressure fd this test holds
- *   --kernel-trigger  the trigger is kernel-owned (bpf_psi_create_trigger),
- *                     and no fd is held at all
- *   --no-handler      fd trigger, no handler: nothing may be killed in 15 s
+ *   --kernel-trigger  a "some 100ms per 1s" trigger on cg2, with no fd held:
+ *                     the handler declares an OOM in cg2, whose hog must die
+ *                     while cg1's survives
+ *   --system-trigger  the same, system-wide (created for cgroup id 0): the
+ *                     kernel lists it with the root cgroup's id, 1, and the
+ *                     handler declares a system-wide OOM, which kills the
+ *                     largest task, cg1's hog
+ *   --fd-trigger      root writes the triggers to cg2's memory.pressure and
+ *                     to /proc/pressure/memory and holds the fds: they fire
+ *                     for their holder, but the handler never runs and
+ *                     nothing is killed in 15 s
+ *   --no-handler      the fd triggers, no handler: nothing is killed in 15 s
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,33 +34,142 @@
 
 #define TOP "psitest"
 #define PSI_MEM_SOME 2		/* enum psi_states */
+#define QUIET_MS 15000		/* how long nothing may happen without a handler */
 
-static int kernel_trigger(int prog_fd, uint64_t cgid, int *id)
+enum mode { FD_TRIGGER, KERNEL_TRIGGER, SYSTEM_TRIGGER, NO_HANDLER };
+
+static int run_trigger_prog(struct bpf_program *prog, struct psi_trigger_args *args)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
+		    .ctx_size_in = sizeof(*args));
+
+	return bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
+}
+
+static int kernel_trigger(struct psi_trigger_bpf *trig, uint64_t cgid, int *id)
 {
 	struct psi_trigger_args args = {
 		.cgroup_id = cgid, .state = PSI_MEM_SOME,
 		.threshold_us = 100000, .window_us = 1000000,
 	};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args,
-		    .ctx_size_in = sizeof(args));
-	int err = bpf_prog_test_run_opts(prog_fd, &opts);
+	int err = run_trigger_prog(trig->progs.psi_trigger_create, &args);
 
 	*id = args.ret;
 	return err ?: args.ret < 0 ? args.ret : 0;
 }
 
+/* The cgroup id /proc/pressure/bpf_triggers gives trigger @id, or -1 */
+static long long listed_cgroup_id(int id)
+{
+	unsigned long long cgid;
+	char line[256];
+	long long ret = -1;
+	FILE *f = fopen("/proc/pressure/bpf_triggers", "r");
+	int n;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%d %llu", &n, &cgid) == 2 && n == id)
+			ret = cgid;
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+static int bpf_triggers_lines(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/pressure/bpf_triggers", "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0 || write(fd, val, strlen(val)) < 0)
+		ret = -1;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static long vmstat_oom_kill(void)
+{
+	char line[128];
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "oom_kill %ld", &val) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return val;
+}
+
+/* A trigger written to a pressure file, held open by this process */
+static int fd_trigger(const char *path)
+{
+	const char *trigger = "some 100000 1000000";
+	int fd = open(path, O_RDWR | O_NONBLOCK);
+
+	if (fd < 0 || write(fd, trigger, strlen(trigger) + 1) < 0)
+		bail("cannot write a PSI trigger to %s", path);
+	return fd;
+}
+
+/*
+ * Watch the hogs for @ms while polling the fd triggers: the index of the
+ * first hog to die, or -1; *@fired counts the triggers that fired.
+ */
+static int watch(struct hog *hogs, const int *fds, int *fired, int ms)
+{
+	struct pollfd pfds[2];
+	int victim = -1, i, left;
+
+	for (i = 0; i < 2; i++) {
+		pfds[i].fd = fds[i];
+		pfds[i].events = POLLPRI;
+	}
+	*fired = 0;
+	for (left = ms; left > 0 && victim < 0; left -= 100) {
+		if (poll(pfds, 2, 100) > 0)
+			for (i = 0; i < 2; i++)
+				if (pfds[i].revents & POLLPRI) {
+					(*fired)++;
+					pfds[i].fd = -1;	/* once is enough */
+				}
+		victim = hogs_wait_first_death(hogs, 2, 0);
+	}
+	return victim;
+}
+
 int main(int argc, char **argv)
 {
-	const char *mode = argc > 1 ? argv[1] : "";
-	bool with_handler = strcmp(mode, "--no-handler");
-	bool in_kernel = !strcmp(mode, "--kernel-trigger");
+	const char *arg = argc > 1 ? argv[1] : "";
+	enum mode mode = !strcmp(arg, "--kernel-trigger") ? KERNEL_TRIGGER :
+			 !strcmp(arg, "--system-trigger") ? SYSTEM_TRIGGER :
+			 !strcmp(arg, "--no-handler") ? NO_HANDLER :
+			 !strcmp(arg, "--fd-trigger") ? FD_TRIGGER : -1;
+	bool in_kernel = mode == KERNEL_TRIGGER || mode == SYSTEM_TRIGGER;
 	struct psi_declare_bpf *skel = NULL;
 	struct psi_trigger_bpf *trig = NULL;
-	const char *trigger = "some 100000 1000000";
+	int fds[2] = { -1, -1 }, id = 0, victim, fired;
 	struct hog hogs[2];
-	int fd = -1, id = 0, victim;
+	long kills;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((int)mode < 0)
+		bail("usage: psi_declare --fd-trigger | --kernel-trigger | --system-trigger | --no-handler");
+	/* A system-wide OOM must take a hog, not this process */
+	if (write_file("/proc/self/oom_score_adj", "-1000"))
+		bail("cannot protect this process from the OOM killer");
 	cg_destroy(TOP);
 	if (cg_write("", "cgroup.subtree_control", "+memory") ||
 	    cg_create(TOP) || cg_write(TOP, "cgroup.subtree_control", "+memory") ||
@@ -60,24 +178,33 @@ int main(int argc, char **argv)
 		bail("cannot set up the cgroups under /sys/fs/cgroup/" TOP);
 	cg_write(TOP "/cg2", "memory.swap.max", "0");
 
-	if (with_handler) {
+	if (mode != NO_HANDLER) {
 		skel = psi_declare_bpf__open_and_load();
 		if (!skel || psi_declare_bpf__attach(skel))
 			bail("cannot load and attach the psi-declare handler");
 	}
 	if (in_kernel) {
+		uint64_t cgid = mode == SYSTEM_TRIGGER ? 0 : cg_id(TOP "/cg2");
+		long long listed;
+		int err;
+
 		trig = psi_trigger_bpf__open_and_load();
 		if (!trig)
 			bail("cannot load the trigger programs");
-		int err = kernel_trigger(bpf_program__fd(trig->progs.psi_trigger_create),
-					 cg_id(TOP "/cg2"), &id);
+		err = kernel_trigger(trig, cgid, &id);
 
-		check(!err && id > 0, "a kernel-owned trigger was created (id %d)", id);
-		psi_trigger_bpf__destroy(trig);	/* nothing of ours holds it */
+		check(!err && id > 0, "a kernel-owned %s trigger was created (id %d)",
+		      mode == SYSTEM_TRIGGER ? "system-wide" : "cg2", id);
+		listed = listed_cgroup_id(id);
+		if (mode == SYSTEM_TRIGGER)
+			check(listed == 1, "bpf_triggers lists it on the root cgroup, id 1 (got %lld)",
+			      listed);
+		else
+			check(listed == (long long)cgid, "bpf_triggers lists it on cg2, id %llu (got %lld)",
+			      (unsigned long long)cgid, listed);
 	} else {
-		fd = open("/sys/fs/cgroup/" TOP "/cg2/memory.pressure", O_RDWR);
-		if (fd < 0 || write(fd, trigger, strlen(trigger) + 1) < 0)
-			bail("cannot create the PSI trigger on cg2");
+		fds[0] = fd_trigger("/sys/fs/cgroup/" TOP "/cg2/memory.pressure");
+		fds[1] = fd_trigger("/proc/pressure/memory");
 	}
 
 	if (hog_spawn(&hogs[0], "cg1", TOP "/cg1", 100 * MiB, 0) ||
@@ -85,42 +212,61 @@ int main(int argc, char **argv)
 		bail("cannot start the hogs");
 	if (hog_release(&hogs[0]) || !hog_wait_ready(&hogs[0], 30000))
 		bail("cg1's hog did not get its memory");
+	kills = vmstat_oom_kill();
 	hog_release(&hogs[1]);
 
-	victim = hogs_wait_first_death(hogs, 2, with_handler ? 60000 : 15000);
-	if (!with_handler) {
-		check(victim < 0, "without a handler no hog is killed in 15 s");
+	if (!in_kernel) {
+		victim = watch(hogs, fds, &fired, QUIET_MS);
+		check(victim < 0, "no hog is killed in %d s (first death: %s)",
+		      QUIET_MS / 1000, victim < 0 ? "none" : hogs[victim].name);
+		check(vmstat_oom_kill() == kills, "/proc/vmstat oom_kill did not change");
 		check(cg_read_key(TOP "/cg2", "memory.events", "high") > 0,
 		      "cg2 was throttled at memory.high meanwhile");
+		check(fired == 2, "both fd triggers fired for their holder (%d did)", fired);
+		if (skel)
+			check(!skel->bss->nr_runs && !skel->bss->nr_declared,
+			      "no fd trigger reached the handler (runs %llu, declared %llu)",
+			      (unsigned long long)skel->bss->nr_runs,
+			      (unsigned long long)skel->bss->nr_declared);
 		goto out;
 	}
-	check(victim == 1, "cg2's hog was killed (first death: %s)",
-	      victim < 0 ? "none" : hogs[victim].name);
-	check(victim == 1 && hog_killed_by_sigkill(&hogs[1]),
-	      "it died of SIGKILL");
-	check(hog_alive(&hogs[0]), "cg1's hog survived");
-	check(cg_read_key(TOP "/cg2", "memory.events", "oom_kill") == 1,
-	      "cg2 memory.events says oom_kill 1");
+
+	victim = hogs_wait_first_death(hogs, 2, 60000);
+	if (mode == SYSTEM_TRIGGER) {
+		check(victim == 0, "the largest task, cg1's hog, was killed (first death: %s)",
+		      victim < 0 ? "none" : hogs[victim].name);
+		check(victim == 0 && hog_killed_by_sigkill(&hogs[0]),
+		      "it died of SIGKILL");
+	} else {
+		check(victim == 1, "cg2's hog was killed (first death: %s)",
+		      victim < 0 ? "none" : hogs[victim].name);
+		check(victim == 1 && hog_killed_by_sigkill(&hogs[1]),
+		      "it died of SIGKILL");
+		check(hog_alive(&hogs[0]), "cg1's hog survived");
+		check(cg_read_key(TOP "/cg2", "memory.events", "oom_kill") == 1,
+		      "cg2 memory.events says oom_kill 1");
+	}
 	check(skel->bss->nr_declared >= 1,
 	      "the handler declared the OOM (runs %llu, declared %llu)",
 	      (unsigned long long)skel->bss->nr_runs,
 	      (unsigned long long)skel->bss->nr_declared);
 out:
-	hogs_kill(hogs, 2);
-	if (fd >= 0)
-		close(fd);
+	/* Detach first: a system-wide trigger outlives the cgroups */
 	psi_declare_bpf__destroy(skel);
-	cg_destroy(TOP);
-	if (in_kernel) {
-		char line[256];
-		FILE *f = fopen("/proc/pressure/bpf_triggers", "r");
-		int n = 0;
+	hogs_kill(hogs, 2);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (mode == SYSTEM_TRIGGER) {
+		struct psi_trigger_args args = { .id = id };
 
-		while (f && fgets(line, sizeof(line), f))
-			n++;
-		if (f)
-			fclose(f);
-		check(f && n == 1, "removing the cgroup removed its trigger");
+		run_trigger_prog(trig->progs.psi_trigger_destroy, &args);
+		check(!args.ret && bpf_triggers_lines() == 1,
+		      "the system-wide trigger was destroyed (%d)", args.ret);
 	}
+	psi_trigger_bpf__destroy(trig);
+	cg_destroy(TOP);
+	if (mode == KERNEL_TRIGGER)
+		check(bpf_triggers_lines() == 1, "removing the cgroup removed its trigger");
 	return checks_done();
 }

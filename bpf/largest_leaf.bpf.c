@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * largest-leaf: kill every task of the leaf memory cgroup that uses the most
- * memory, not counting its page cache (which reclaim can drop anyway).
+ * largest-leaf: kill in the leaf memory cgroup that uses the most memory,
+ * not counting its page cache (which reclaim can drop anyway).
  *
  * On an OOM, walk the memcgs below the OOM's scope (the OOM'ing memcg, or the
  * root for a system-wide OOM), consider only leaves, and skip a leaf holding
  * a task with oom_score_adj -1000: the admin said never to kill it, and
- * killing its neighbours only would not empty the leaf. Kill all tasks of the
- * winner. If there is no candidate, return 0 and the kernel's killer runs.
+ * killing its neighbours only would not empty the leaf. Kill the winner's
+ * process with the most resident memory: the kernel allows one kill per
+ * OOM, and if the leaf is still too big the next OOM takes the next one
+ * (with memory.oom.group set the kernel kills the whole leaf at once). If
+ * there is no candidate, return 0 and the kernel's killer runs.
  *
- * The algorithm of the BPF OOM RFC's selftest.
+ * When another attached policy is scoped deeper and its scope holds the
+ * OOM, leave the OOM to it (oom_scope.bpf.h).
+ *
+ * The algorithm of the BPF OOM RFC's selftest, which killed every process
+ * of the leaf.
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
+#include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,20 +30,26 @@ const volatile bool dry_run;		/* choose, report, but kill nothing */
 
 __u64 nr_runs;
 __u64 nr_kills;
+__u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
 SEC("fmod_ret.s/bpf_handle_out_of_memory")
 int BPF_PROG(largest_leaf, struct oom_control *oc)
 {
 	struct mem_cgroup *root, *memcg, *victim = NULL;
 	unsigned long usage, cache, max_usage = 0;
+	struct task_struct *task, *biggest = NULL;
 	struct cgroup_subsys_state *pos;
-	struct task_struct *task;
+	u64 rss, max_rss = 0;
 	bool killed = false;
 
 	__sync_fetch_and_add(&nr_runs, 1);
 	root = oom_search_root(oc, scope_cgroup_id);
 	if (!root)
 		return 0;
+	if (oom_defer_to_deeper(oc, scope_cgroup_id)) {
+		__sync_fetch_and_add(&nr_deferred, 1);
+		goto out;
+	}
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_POST) {
@@ -62,17 +76,25 @@ int BPF_PROG(largest_leaf, struct oom_control *oc)
 		goto out;
 
 	bpf_for_each(css_task, task, &victim->css, CSS_TASK_ITER_PROCS) {
-		if (dry_run) {
-			oom_event_dry_run(ctx, task, "largest-leaf");
+		rss = task_rss_bytes(task);
+		if (biggest && rss <= max_rss)
 			continue;
-		}
-		/* A flag, not a count: the loop's states must converge */
-		if (!bpf_oom_kill_process(oc, task, "largest-leaf")) {
-			killed = true;
-			__sync_fetch_and_add(&nr_kills, 1);
-		}
+		if (biggest)
+			bpf_task_release(biggest);
+		biggest = bpf_task_acquire(task);
+		max_rss = rss;
 	}
 	bpf_put_mem_cgroup(victim);
+	if (!biggest)
+		goto out;
+
+	if (dry_run) {
+		oom_event_dry_run(ctx, biggest, "largest-leaf");
+	} else if (!bpf_oom_kill_process(oc, biggest, "largest-leaf")) {
+		killed = true;
+		__sync_fetch_and_add(&nr_kills, 1);
+	}
+	bpf_task_release(biggest);
 out:
 	bpf_put_mem_cgroup(root);
 	return killed;

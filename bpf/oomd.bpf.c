@@ -10,12 +10,17 @@
  * the one thrashing. Break ties by memory usage. A unit whose cgroup carries
  * the xattr user.oomd_omit is never chosen, one with user.oomd_avoid only
  * when nothing else is left (systemd's ManagedOOMPreference=). Units holding
- * a task with oom_score_adj -1000 are skipped. Every task of the chosen unit
- * is killed; for an oom.group unit the kernel kills the group with its
- * first task.
+ * a task with oom_score_adj -1000 are skipped. In a leaf unit the process
+ * with the most resident memory is killed (the kernel allows one kill per
+ * OOM); for an oom.group unit the kernel kills the group with its first
+ * task.
+ *
+ * When another attached policy is scoped deeper and its scope holds the
+ * OOM, leave the OOM to it (oom_scope.bpf.h).
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
+#include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -24,6 +29,7 @@ const volatile bool dry_run;
 
 __u64 nr_runs;
 __u64 nr_kills;
+__u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
 /* pgscan of each unit when this policy last ran, for the delta */
 struct {
@@ -98,6 +104,10 @@ int BPF_PROG(oomd, struct oom_control *oc)
 	root = oom_search_root(oc, scope_cgroup_id);
 	if (!root)
 		return 0;
+	if (oom_defer_to_deeper(oc, scope_cgroup_id)) {
+		__sync_fetch_and_add(&nr_deferred, 1);
+		goto out;
+	}
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
@@ -145,13 +155,26 @@ next:
 		goto out;
 
 	if (!best.group) {
+		struct task_struct *biggest = NULL;
+		u64 rss, max_rss = 0;
+
 		bpf_for_each(css_task, task, &victim->css, CSS_TASK_ITER_PROCS) {
+			rss = task_rss_bytes(task);
+			if (biggest && rss <= max_rss)
+				continue;
+			if (biggest)
+				bpf_task_release(biggest);
+			biggest = bpf_task_acquire(task);
+			max_rss = rss;
+		}
+		if (biggest) {
 			if (dry_run)
-				oom_event_dry_run(ctx, task, "oomd");
-			else if (!bpf_oom_kill_process(oc, task, "oomd")) {
+				oom_event_dry_run(ctx, biggest, "oomd");
+			else if (!bpf_oom_kill_process(oc, biggest, "oomd")) {
 				killed = true;
 				__sync_fetch_and_add(&nr_kills, 1);
 			}
+			bpf_task_release(biggest);
 		}
 	} else {
 		/* Killing one task of an oom.group unit kills the whole unit */

@@ -96,24 +96,159 @@ static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
 	return err;
 }
 
-static void share_event_log(struct bpf_object *obj)
+/*
+ * The scope precedence map (struct oom_policy_scope, oom_shared.h): fd of
+ * the pinned map, created and pinned first if @create; -errno if absent.
+ */
+static int scopes_fd(bool create)
 {
-	static const char * const maps[][2] = {
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	char path[PATH_MAX];
+	int fd, err;
+
+	fd = state_map_fd("policy_scopes");
+	if (fd >= 0 || !create)
+		return fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "oomctl_scopes", sizeof(uint32_t),
+			    sizeof(struct oom_policy_scope),
+			    OOM_POLICY_SCOPES_MAX, &opts);
+	if (fd < 0) {
+		err = -errno;
+		p_err("cannot create the policy scope map: %s", strerror(errno));
+		return err;
+	}
+	state_path(path, sizeof(path), "policy_scopes");
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		p_err("cannot pin %s: %s", path, strerror(errno));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Whether @meta's policy takes precedence in its scope: it kills, scoped */
+static bool scope_counts(const struct policy_meta *meta)
+{
+	return (meta->hooks & HOOK_OOM) && !(meta->flags & POLICY_DRY_RUN) &&
+	       meta->scope_id > 1;
+}
+
+/*
+ * Make the scope map say what the registry says: free the slots of policies
+ * that are gone (a detach, or an oomctl that died half-way), add the scoped
+ * policies that lack one. A slot keeps its policy while it stays attached,
+ * so a policy running meanwhile never misses one that stays. 0 or -errno,
+ * reported.
+ */
+static int scopes_sync(void)
+{
+	struct oom_policy_scope slots[OOM_POLICY_SCOPES_MAX] = {}, none = {};
+	struct policy_meta metas[256];
+	bool have[256] = {};
+	int fd, n, err = 0;
+	uint32_t key;
+
+	n = registry_list(metas, 256);
+	if (n < 0)
+		n = 0;
+	fd = scopes_fd(false);
+	if (fd < 0) {
+		bool needed = false;
+
+		for (int i = 0; i < n; i++)
+			needed |= scope_counts(&metas[i]);
+		if (!needed)
+			return 0;	/* no map and nothing to put in it */
+		fd = scopes_fd(true);
+		if (fd < 0)
+			return fd;
+	}
+	for (key = 0; key < OOM_POLICY_SCOPES_MAX; key++) {
+		bool keep = false;
+
+		if (bpf_map_lookup_elem(fd, &key, &slots[key]) || !slots[key].cookie)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (scope_counts(&metas[i]) &&
+			    metas[i].cookie == slots[key].cookie &&
+			    metas[i].scope_id == slots[key].scope_id) {
+				have[i] = keep = true;
+				break;
+			}
+		if (keep)
+			continue;
+		if (bpf_map_update_elem(fd, &key, &none, BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
+		slots[key] = none;
+	}
+	for (int i = 0; i < n; i++) {
+		struct oom_policy_scope slot = {
+			.cookie = metas[i].cookie, .scope_id = metas[i].scope_id,
+		};
+
+		if (!scope_counts(&metas[i]) || have[i])
+			continue;
+		for (key = 0; key < OOM_POLICY_SCOPES_MAX && slots[key].cookie; key++)
+			;
+		if (key == OOM_POLICY_SCOPES_MAX) {
+			err = -ENOSPC;
+			p_err("more than %d scoped policies are attached",
+			      OOM_POLICY_SCOPES_MAX);
+			goto out_reported;
+		}
+		if (bpf_map_update_elem(fd, &key, &slot, BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
+		slots[key] = slot;
+	}
+out:
+	if (err)
+		p_err("cannot update the policy scope map: %s", strerror(-err));
+out_reported:
+	close(fd);
+	return err;
+}
+
+/*
+ * Make the object's maps of the event log (oom_events.bpf.h) and of scope
+ * precedence (oom_scope.bpf.h) the pinned ones. 0 or -errno, reported.
+ */
+static int share_maps(struct bpf_object *obj)
+{
+	static const char * const logs[][2] = {
 		{ "oom_events", "events" }, { "oom_events_head", "events_head" },
 	};
+	struct bpf_map *map;
+	int fd, err;
 
 	for (int i = 0; i < 2; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(obj, maps[i][0]);
-		int fd;
-
+		map = bpf_object__find_map_by_name(obj, logs[i][0]);
 		if (!map)
 			continue;
-		fd = state_map_fd(maps[i][1]);
+		fd = state_map_fd(logs[i][1]);
 		if (fd >= 0) {
 			bpf_map__reuse_fd(map, fd);
 			close(fd);
 		}
 	}
+
+	/* Without the shared map a policy would never defer: refuse */
+	map = bpf_object__find_map_by_name(obj, "oom_policy_scopes");
+	if (!map)
+		return 0;
+	fd = scopes_fd(true);
+	if (fd < 0)
+		return fd;
+	err = bpf_map__reuse_fd(map, fd);
+	close(fd);
+	if (err)
+		p_err("the object's oom_policy_scopes is not oom_scope.bpf.h's: %s",
+		      strerror(-err));
+	return err;
 }
 
 static void unpin_policy(const char *name)
@@ -231,7 +366,9 @@ int policy_attach(const struct policy_attach_opts *opts)
 		}
 		meta.flags |= POLICY_DRY_RUN;
 	}
-	share_event_log(obj);
+	err = share_maps(obj);
+	if (err)
+		goto out;
 
 	err = bpf_object__load(obj);
 	if (err) {
@@ -303,6 +440,15 @@ int policy_attach(const struct policy_attach_opts *opts)
 		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
 		goto unpin;
 	}
+	/*
+	 * Only now may older policies defer to it. Attached and not yet in
+	 * the scope map, it already runs first: it is the newest.
+	 */
+	err = scopes_sync();
+	if (err) {
+		bpf_map_delete_elem(reg, meta.name);
+		goto unpin;
+	}
 	names = policy_names_fd(true);
 	if (names >= 0) {
 		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
@@ -359,6 +505,9 @@ int policy_detach(const char *name)
 	}
 	if (reg >= 0)
 		close(reg);
+	/* Gone from the registry: policies no longer defer to it */
+	if (!err)
+		err = scopes_sync();
 	if (!err) {
 		out_str("detached", "detached policy %s", name);
 		out_newline();

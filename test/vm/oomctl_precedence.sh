@@ -1,0 +1,181 @@
+#!/bin/bash
+# Several OOM policies at once (issue 9, item k): whatever the attach order,
+# the policy with the deepest scope that holds the OOM decides, and one OOM
+# kills once. Policies on the hook run newest first; the built-in ones
+# defer to an attached policy scoped strictly deeper (oomctl's pinned
+# policy_scopes map, bpf/oom_scope.bpf.h). And a policy whose kill the
+# kernel refuses (item j): the kernel's killer acts and the log says so.
+# Usage (in the guest): oomctl_precedence.sh BUILD_DIR
+set -u
+build=${1:?usage: oomctl_precedence.sh BUILD_DIR}
+. "$(dirname "$0")/lib.sh"
+OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
+oomctl() { "$OOMCTL" "$@"; }
+pins=/sys/fs/bpf/oomctl
+
+vmstat_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
+
+# /prec/b holds big (40M) and small (16M), /prec/other 60M. big carries
+# user.oomd_omit, so in /prec/b largest-leaf picks big and oomd small.
+BIG=0 SMALL=0 OTHER=0
+hogs() {	# (re)start the hogs that are not running
+	alive "$BIG" || BIG=$(hog_start /prec/b/big 40 0)
+	alive "$SMALL" || SMALL=$(hog_start /prec/b/small 16 0)
+	alive "$OTHER" || OTHER=$(hog_start /prec/other 60 0)
+	[ "$BIG" != 0 ] && [ "$SMALL" != 0 ] && [ "$OTHER" != 0 ] ||
+		bail "a hog did not start"
+}
+cg_remove /prec
+cg_make /prec/b/big; cg_make /prec/b/small; cg_make /prec/other
+setfattr -n user.oomd_omit -v 1 $CG/prec/b/big || bail "no user xattrs on cgroupfs"
+
+# one_oom CGROUP: declare an OOM there. VICTIM: the hog that died (big,
+# small, other, none); KILLS: oom_kill events counted meanwhile.
+one_oom() {
+	local k0 h
+	hogs
+	k0=$(vmstat_kills)
+	oomctl oom declare "$1" >/dev/null
+	VICTIM=none
+	for _ in $(seq 50); do
+		for h in big small other; do
+			local var=${h^^}
+			alive "${!var}" || { VICTIM=$h; break 2; }
+		done
+		sleep 0.1
+	done
+	sleep 0.5	# a second kill would show by now
+	KILLS=$(( $(vmstat_kills) - k0 ))
+	CHOSEN_BY=$(oomctl -j event list | jq -r '[.events[] | select(.type == "kill")] | last | .chosen_by')
+}
+
+# used_slots: policies in the scope map
+used_slots() {
+	bpftool -j map dump pinned $pins/policy_scopes |
+		jq '[.[] | select([.value[]] | map(select(. != "0x00")) | length > 0)] | length'
+}
+
+# expect WHAT VICTIM CHOSEN_BY CGROUP: one OOM in CGROUP kills VICTIM once
+expect() {
+	one_oom "$4"
+	check "$1: one OOM in $4 kills $2 (got $VICTIM)" test "$VICTIM" = "$2"
+	check "$1: exactly one oom_kill (got $KILLS)" test "$KILLS" = 1
+	check "$1: chosen by $3 (log: $CHOSEN_BY)" test "$CHOSEN_BY" = "$3"
+}
+
+detach_all() {
+	local p
+	for p in $(oomctl -j policy list | jq -r '.policies[].name'); do
+		oomctl policy detach "$p" >/dev/null
+	done
+}
+
+# --- the order: newest first, whatever the scope ----------------------------
+# Both system-wide: nothing defers, so the newer one decides.
+oomctl policy attach oomd >/dev/null && oomctl policy attach largest-leaf >/dev/null
+expect "largest-leaf attached after oomd, both system-wide" big largest-leaf /prec/b
+detach_all
+oomctl policy attach largest-leaf >/dev/null && oomctl policy attach oomd >/dev/null
+expect "oomd attached after largest-leaf, both system-wide" small oomd /prec/b
+detach_all
+
+# --- a scoped policy against a system-wide one, in both orders ---------------
+oomctl policy attach largest-leaf >/dev/null
+check "attach oomd scope /prec/b after a system-wide largest-leaf" \
+	oomctl policy attach oomd scope /prec/b
+check "the scope map holds oomd's scope" test "$(used_slots)" = 1
+expect "oomd scoped, attached last" small oomd /prec/b
+detach_all
+check "detaching frees its slot" test "$(used_slots)" = 0
+
+oomctl policy attach oomd scope /prec/b >/dev/null
+oomctl policy attach largest-leaf >/dev/null
+expect "oomd scoped, attached first" small oomd /prec/b
+check "largest-leaf ran and left the OOM to oomd" \
+	test "$(oomctl -j policy show largest-leaf | jq '.runs >= 1 and .kills == 0')" = true
+expect "an OOM outside oomd's scope" other largest-leaf /prec
+detach_all
+
+# The other way round: largest-leaf scoped, oomd system-wide
+oomctl policy attach largest-leaf scope /prec/b >/dev/null
+oomctl policy attach oomd >/dev/null
+expect "largest-leaf scoped, attached first" big largest-leaf /prec/b
+detach_all
+oomctl policy attach oomd >/dev/null
+oomctl policy attach largest-leaf scope /prec/b >/dev/null
+expect "largest-leaf scoped, attached last" big largest-leaf /prec/b
+detach_all
+
+# --- nested scopes: /prec and /prec/b ----------------------------------------
+oomctl policy attach oomd scope /prec/b >/dev/null
+oomctl policy attach largest-leaf scope /prec >/dev/null
+check "two scoped policies, two slots" test "$(used_slots)" = 2
+expect "nested: oomd /prec/b first, largest-leaf /prec last" small oomd /prec/b
+expect "nested: an OOM in /prec is largest-leaf's" other largest-leaf /prec
+detach_all
+oomctl policy attach largest-leaf scope /prec >/dev/null
+oomctl policy attach oomd scope /prec/b >/dev/null
+expect "nested: largest-leaf /prec first, oomd /prec/b last" small oomd /prec/b
+detach_all
+oomctl policy attach oomd scope /prec >/dev/null
+oomctl policy attach largest-leaf scope /prec/b >/dev/null
+expect "nested: largest-leaf /prec/b under oomd /prec" big largest-leaf /prec/b
+detach_all
+
+# --- a user's copy of a built-in defers the same way --------------------------
+cp "$build/bpf/largest_leaf.bpf.o" /tmp/myleaf.bpf.o
+oomctl policy attach oomd scope /prec/b >/dev/null
+oomctl policy attach /tmp/myleaf.bpf.o >/dev/null
+expect "a user's largest_leaf.bpf.o, system-wide, attached last" small oomd /prec/b
+detach_all
+
+# --- what takes no precedence -------------------------------------------------
+oomctl policy attach oomd scope /prec/b dry-run >/dev/null
+oomctl policy attach largest-leaf >/dev/null
+check "a dry-run policy takes no slot" test "$(used_slots)" = 0
+expect "a deeper dry-run policy does not make others defer" big largest-leaf /prec/b
+detach_all
+
+# The deeper policy finds nothing: the kernel's killer acts, not the other
+setfattr -n user.oomd_omit -v 1 $CG/prec/b/small
+oomctl policy attach oomd scope /prec/b >/dev/null
+oomctl policy attach largest-leaf >/dev/null
+expect "the deeper policy frees nothing" big "the kernel's OOM killer" /prec/b
+setfattr -x user.oomd_omit $CG/prec/b/small
+check "detach the deeper policy" oomctl policy detach oomd
+check "its slot is free" test "$(used_slots)" = 0
+expect "the system-wide policy handles /prec/b again" big largest-leaf /prec/b
+check "attaching a name twice fails" fails oomctl policy attach largest-leaf scope /prec/b
+check "...and takes no slot" test "$(used_slots)" = 0
+detach_all
+cg_remove /prec
+
+# --- a refused kill: the kernel's killer acts and is named (item j) ----------
+# refused_kill.bpf.o names the oom_score_adj -1000 processes of the OOM's
+# memcg, which the kernel refuses (-EPERM), and returns 1 anyway.
+cg_make /refused
+PROT=$(hog_start /refused 30 -1000)
+VICT=$(hog_start /refused 10 0)
+cp "$build/bpf/refused_kill.bpf.o" /tmp/refused.bpf.o
+check "attach a policy whose kills are refused" oomctl policy attach /tmp/refused.bpf.o
+k0=$(vmstat_kills)
+check "declare an OOM in /refused" oomctl oom declare /refused
+check "the kernel's killer killed the other hog" wait_dead "$VICT" 10
+check "the protected hog lives" alive "$PROT"
+check "one oom_kill" test "$(( $(vmstat_kills) - k0 ))" = 1
+prog=$(oomctl -j policy show refused | jq .prog_id)
+bss=$(bpftool -j prog show id "$prog" | jq '.map_ids[]' | while read -r m; do
+	bpftool -j map dump id "$m" 2>/dev/null
+done | jq -sc '[.. | objects | select(has("last_ret") or has("nr_tries"))] | add')
+check "the policy tried and was refused with -EPERM ($bss)" \
+	test "$(jq '.last_ret == -1 and .nr_tries >= 1' <<<"$bss")" = true
+k=$(oomctl -j event list | jq -c '[.events[] | select(.type == "kill")] | last')
+check "the log's last kill is that hog's" test "$(jq -r .pid <<<"$k")" = "$VICT"
+check "the log says the kernel chose it" \
+	test "$(jq -r .chosen_by <<<"$k")" = "the kernel's OOM killer"
+check "policy show counts no kill for the refused policy" \
+	test "$(oomctl -j policy show refused | jq .kills)" = 0
+oomctl policy detach refused >/dev/null
+cg_remove /refused
+
+done_checks

@@ -54,6 +54,8 @@ kill -9 "$cg1"; wait 2>/dev/null
 check "psi del by id" oomctl psi del "$id"
 check "it is gone" bash -c "! grep -q '^$id ' /proc/pressure/bpf_triggers"
 id2=$(oomctl -j psi add /psitest/cg1 full 200ms 2s | jq -r .id)
+# Ids come from an IDA: a freed one is reused, so they never run out
+check "a deleted trigger's id is reused ($id2, was $id)" test "$id2" = "$id"
 id3=$(oomctl -j psi add /psitest/cg1 some 150ms 1s | jq -r .id)
 check "psi del by cgroup removes both of its triggers" \
 	test "$(oomctl -j psi del /psitest/cg1 | jq '.deleted | length')" = 2

@@ -37,7 +37,8 @@ for p in $(find "$here/patches" -name '0[0-9][0-9][0-9]-*.patch' ! -name '0000-*
 		echo "FAIL $name: checkpatch"; fail=1
 	fi
 	# kernel/sched/psi.c and friends compile only inside build_utility.c
-	objs=$(git -C "$work" diff --name-only HEAD~1 -- '*.c' |
+	# (tools/ is user space, built by its own Makefile: not kernel objects)
+	objs=$(git -C "$work" diff --name-only HEAD~1 -- '*.c' ':!tools' |
 		sed 's|^kernel/sched/psi\.c$|kernel/sched/build_utility.c|; s/\.c$/.o/' |
 		sort -u)
 	# Headers: their users are rebuilt when the next .c changes; check the

@@ -49,9 +49,15 @@ struct rank {
 /* A dynptr must point to map memory; OOMs are serialized by oom_lock */
 char xattr_value[8];
 
-/* By id: a css's cgroup pointer is not one the kfunc trusts in 6.12 */
-static bool cgroup_has_xattr(u64 cgid, const char *name)
+/*
+ * Whether the cgroup carries user.oomd_avoid (@avoid) or user.oomd_omit.
+ * By id: a css's cgroup pointer is not one the kfunc trusts in 6.12. A
+ * global function, so the verifier checks it once rather than on every path
+ * through the walk that calls it.
+ */
+__noinline int cgroup_marked(u64 cgid, int avoid)
 {
+	const char *name = avoid ? "user.oomd_avoid" : "user.oomd_omit";
 	struct bpf_dynptr value;
 	struct cgroup *cg;
 	bool set;
@@ -92,12 +98,13 @@ static bool better(const struct rank *a, const struct rank *b)
 SEC("fmod_ret.s/bpf_handle_out_of_memory")
 int BPF_PROG(oomd, struct oom_control *oc)
 {
-	struct mem_cgroup *root, *memcg, *victim = NULL;
+	struct mem_cgroup *root, *memcg, *victim;
 	struct rank best = {}, cur;
 	struct cgroup_subsys_state *pos;
 	int skip_below = -1, level;
 	struct task_struct *task;
-	u64 id, scan, *last;
+	u64 id, scan, *last, victim_id = 0;
+	struct cgroup *victim_cg;
 	bool killed = false;
 
 	__sync_fetch_and_add(&nr_runs, 1);
@@ -128,7 +135,7 @@ int BPF_PROG(oomd, struct oom_control *oc)
 		else if (!leaf)
 			goto next;
 		id = cg->kn->id;
-		if (cgroup_has_xattr(id, "user.oomd_omit") ||
+		if (cgroup_marked(id, false) ||
 		    !memcg_killable(memcg))
 			goto next;
 
@@ -137,20 +144,29 @@ int BPF_PROG(oomd, struct oom_control *oc)
 		cur.pgscan_delta = last && *last <= scan ? scan - *last : scan;
 		bpf_map_update_elem(&last_pgscan, &id, &scan, BPF_ANY);
 		cur.usage = bpf_mem_cgroup_usage(memcg, false);
-		cur.avoid = cgroup_has_xattr(id, "user.oomd_avoid");
+		cur.avoid = cgroup_marked(id, true);
 		cur.group = !leaf;
 
-		if (!victim || better(&cur, &best)) {
+		/*
+		 * The best unit so far by id, not by reference: a reference
+		 * that may or may not be held multiplies the states the
+		 * verifier walks, and an attach took seconds.
+		 */
+		if (!victim_id || better(&cur, &best)) {
 			best = cur;
-			if (victim)
-				bpf_put_mem_cgroup(victim);
-			victim = bpf_get_mem_cgroup(&memcg->css);
+			victim_id = id;
 		}
 next:
 		bpf_put_mem_cgroup(memcg);
 	}
 	bpf_rcu_read_unlock();
 
+	/* The unit may be removed meanwhile: then there is nothing to kill */
+	victim_cg = victim_id ? bpf_cgroup_from_id(victim_id) : NULL;
+	if (!victim_cg)
+		goto out;
+	victim = bpf_get_mem_cgroup(&victim_cg->self);
+	bpf_cgroup_release(victim_cg);
 	if (!victim)
 		goto out;
 

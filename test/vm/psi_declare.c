@@ -8,7 +8,8 @@
  *
  *   --kernel-trigger  a "some 100ms per 1s" trigger on cg2, with no fd held:
  *                     the handler declares an OOM in cg2, whose hog must die
- *                     while cg1's survives
+ *                     while cg1's survives; the hook ran on the psi_bpf
+ *                     workqueue
  *   --system-trigger  the same, system-wide (created for cgroup id 0): the
  *                     kernel lists it with the root cgroup's id, 1, and the
  *                     handler declares a system-wide OOM, which kills the
@@ -16,8 +17,10 @@
  *   --fd-trigger      root writes the triggers to cg2's memory.pressure and
  *                     to /proc/pressure/memory and holds the fds: they fire
  *                     for their holder, but the handler never runs and
- *                     nothing is killed in 15 s
- *   --no-handler      the fd triggers, no handler: nothing is killed in 15 s
+ *                     nothing is killed
+ *   --no-handler      the fd triggers and a kernel-owned trigger on cg2, no
+ *                     handler: nothing is killed, and the kernel queues no
+ *                     work for the hook
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -31,10 +34,18 @@
 #include "oom_shared.h"
 #include "psi_declare.skel.h"
 #include "psi_trigger.skel.h"
+#include "psi_work_probe.skel.h"
 
 #define TOP "psitest"
 #define PSI_MEM_SOME 2		/* enum psi_states */
 #define QUIET_MS 15000		/* how long nothing may happen without a handler */
+/*
+ * Once both fd triggers have fired, the pressure that a handler would act on
+ * is there: a handler reached by them would declare within a window (1 s).
+ * Three more windows of nothing are enough; QUIET_MS bounds the wait when
+ * the pressure does not come.
+ */
+#define AFTER_FIRED_MS 3000
 
 enum mode { FD_TRIGGER, KERNEL_TRIGGER, SYSTEM_TRIGGER, NO_HANDLER };
 
@@ -125,10 +136,12 @@ static int fd_trigger(const char *path)
 }
 
 /*
- * Watch the hogs for @ms while polling the fd triggers: the index of the
- * first hog to die, or -1; *@fired counts the triggers that fired.
+ * Watch the hogs while polling the fd triggers, for @ms at most and for
+ * AFTER_FIRED_MS once both have fired: the index of the first hog to die,
+ * or -1. *@fired counts the triggers that fired, *@watched_ms the time.
  */
-static int watch(struct hog *hogs, const int *fds, int *fired, int ms)
+static int watch(struct hog *hogs, const int *fds, int *fired, int ms,
+		 int *watched_ms)
 {
 	struct pollfd pfds[2];
 	int victim = -1, i, left;
@@ -138,13 +151,16 @@ static int watch(struct hog *hogs, const int *fds, int *fired, int ms)
 		pfds[i].events = POLLPRI;
 	}
 	*fired = 0;
+	*watched_ms = 0;
 	for (left = ms; left > 0 && victim < 0; left -= 100) {
 		if (poll(pfds, 2, 100) > 0)
 			for (i = 0; i < 2; i++)
 				if (pfds[i].revents & POLLPRI) {
-					(*fired)++;
+					if (++*fired == 2 && left > AFTER_FIRED_MS)
+						left = AFTER_FIRED_MS;
 					pfds[i].fd = -1;	/* once is enough */
 				}
+		*watched_ms += 100;
 		victim = hogs_wait_first_death(hogs, 2, 0);
 	}
 	return victim;
@@ -158,9 +174,11 @@ int main(int argc, char **argv)
 			 !strcmp(arg, "--no-handler") ? NO_HANDLER :
 			 !strcmp(arg, "--fd-trigger") ? FD_TRIGGER : -1;
 	bool in_kernel = mode == KERNEL_TRIGGER || mode == SYSTEM_TRIGGER;
+	bool kernel_trig = in_kernel || mode == NO_HANDLER;
 	struct psi_declare_bpf *skel = NULL;
 	struct psi_trigger_bpf *trig = NULL;
-	int fds[2] = { -1, -1 }, id = 0, victim, fired;
+	struct psi_work_probe_bpf *probe;
+	int fds[2] = { -1, -1 }, id = 0, victim, fired, watched_ms;
 	struct hog hogs[2];
 	long kills;
 
@@ -183,7 +201,10 @@ int main(int argc, char **argv)
 		if (!skel || psi_declare_bpf__attach(skel))
 			bail("cannot load and attach the psi-declare handler");
 	}
-	if (in_kernel) {
+	probe = psi_work_probe_bpf__open_and_load();
+	if (!probe || psi_work_probe_bpf__attach(probe))
+		bail("cannot trace psi_bpf_event_workfn (the PSI hook's work item)");
+	if (kernel_trig) {
 		uint64_t cgid = mode == SYSTEM_TRIGGER ? 0 : cg_id(TOP "/cg2");
 		long long listed;
 		int err;
@@ -202,7 +223,8 @@ int main(int argc, char **argv)
 		else
 			check(listed == (long long)cgid, "bpf_triggers lists it on cg2, id %llu (got %lld)",
 			      (unsigned long long)cgid, listed);
-	} else {
+	}
+	if (!in_kernel) {
 		fds[0] = fd_trigger("/sys/fs/cgroup/" TOP "/cg2/memory.pressure");
 		fds[1] = fd_trigger("/proc/pressure/memory");
 	}
@@ -216,9 +238,9 @@ int main(int argc, char **argv)
 	hog_release(&hogs[1]);
 
 	if (!in_kernel) {
-		victim = watch(hogs, fds, &fired, QUIET_MS);
-		check(victim < 0, "no hog is killed in %d s (first death: %s)",
-		      QUIET_MS / 1000, victim < 0 ? "none" : hogs[victim].name);
+		victim = watch(hogs, fds, &fired, QUIET_MS, &watched_ms);
+		check(victim < 0, "no hog is killed in %.1f s of pressure (first death: %s)",
+		      watched_ms / 1000.0, victim < 0 ? "none" : hogs[victim].name);
 		check(vmstat_oom_kill() == kills, "/proc/vmstat oom_kill did not change");
 		check(cg_read_key(TOP "/cg2", "memory.events", "high") > 0,
 		      "cg2 was throttled at memory.high meanwhile");
@@ -228,6 +250,10 @@ int main(int argc, char **argv)
 			      "no fd trigger reached the handler (runs %llu, declared %llu)",
 			      (unsigned long long)skel->bss->nr_runs,
 			      (unsigned long long)skel->bss->nr_declared);
+		else
+			check(!probe->bss->nr_works,
+			      "with no handler attached, the kernel-owned trigger queued no work (%llu ran)",
+			      (unsigned long long)probe->bss->nr_works);
 		goto out;
 	}
 
@@ -250,6 +276,9 @@ int main(int argc, char **argv)
 	      "the handler declared the OOM (runs %llu, declared %llu)",
 	      (unsigned long long)skel->bss->nr_runs,
 	      (unsigned long long)skel->bss->nr_declared);
+	check(probe->bss->nr_works >= 1 && !strcmp(probe->bss->wq_name, "psi_bpf"),
+	      "the hook ran on the psi_bpf workqueue (%llu runs, last on \"%s\")",
+	      (unsigned long long)probe->bss->nr_works, probe->bss->wq_name);
 out:
 	/* Detach first: a system-wide trigger outlives the cgroups */
 	psi_declare_bpf__destroy(skel);
@@ -265,8 +294,9 @@ out:
 		      "the system-wide trigger was destroyed (%d)", args.ret);
 	}
 	psi_trigger_bpf__destroy(trig);
+	psi_work_probe_bpf__destroy(probe);
 	cg_destroy(TOP);
-	if (mode == KERNEL_TRIGGER)
+	if (mode == KERNEL_TRIGGER || mode == NO_HANDLER)
 		check(bpf_triggers_lines() == 1, "removing the cgroup removed its trigger");
 	return checks_done();
 }

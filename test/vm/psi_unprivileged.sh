@@ -12,7 +12,7 @@ build=${1:?usage: psi_unprivileged.sh BUILD_DIR}
 OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
 oom_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
-QUIET=20	# seconds of pressure with only nobody's triggers armed
+QUIET=10	# seconds of pressure with only nobody's triggers armed: 5 of their 2 s windows
 # events COND: the logged events (in $ev) for which jq's COND holds, on one line
 events() { jq -c "[.events[] | select($1)]" <<<"$ev"; }
 # no_events COND: there are none (shows them otherwise)

@@ -37,19 +37,13 @@ int BPF_PROG(largest_leaf, struct oom_control *oc)
 {
 	struct mem_cgroup *root, *memcg, *victim = NULL;
 	unsigned long usage, cache, max_usage = 0;
-	struct task_struct *task, *biggest = NULL;
 	struct cgroup_subsys_state *pos;
-	u64 rss, max_rss = 0;
+	struct task_struct *biggest;
 	bool killed = false;
 
-	__sync_fetch_and_add(&nr_runs, 1);
-	root = oom_search_root(oc, scope_cgroup_id);
+	root = oom_policy_enter(oc, scope_cgroup_id, &nr_runs, &nr_deferred);
 	if (!root)
 		return 0;
-	if (oom_defer_to_deeper(oc, scope_cgroup_id)) {
-		__sync_fetch_and_add(&nr_deferred, 1);
-		goto out;
-	}
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_POST) {
@@ -74,27 +68,11 @@ int BPF_PROG(largest_leaf, struct oom_control *oc)
 
 	if (!victim)
 		goto out;
-
-	bpf_for_each(css_task, task, &victim->css, CSS_TASK_ITER_PROCS) {
-		rss = task_rss_bytes(task);
-		if (biggest && rss <= max_rss)
-			continue;
-		if (biggest)
-			bpf_task_release(biggest);
-		biggest = bpf_task_acquire(task);
-		max_rss = rss;
-	}
+	biggest = memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
-	if (!biggest)
-		goto out;
-
-	if (dry_run) {
-		oom_event_dry_run(ctx, biggest, "largest-leaf");
-	} else if (!bpf_oom_kill_process(oc, biggest, "largest-leaf")) {
-		killed = true;
-		__sync_fetch_and_add(&nr_kills, 1);
-	}
-	bpf_task_release(biggest);
+	if (biggest)
+		killed = oom_kill_or_log(ctx, oc, biggest, "largest-leaf",
+					 dry_run, &nr_kills);
 out:
 	bpf_put_mem_cgroup(root);
 	return killed;

@@ -33,11 +33,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
-
-#define EAGAIN		11
-#define ENODEV		19
-
 /* kernel/sched/psi.c: the system-wide psi_group, for the root cgroup. Not
  * in this kernel's BTF (pahole emits no global variables), so untyped: its
  * address from kallsyms, read with bpf_probe_read_kernel(). */

@@ -2,7 +2,7 @@
 /*
  * What every OOM policy and helper program here shares: the kfuncs of the
  * BPF OOM series (declared once), the open-coded iterator macro libbpf 1.1
- * lacks, and small helpers for the policies' scope.
+ * lacks, and small helpers for the policies' scope and victims.
  */
 #ifndef __OOM_BPF_H
 #define __OOM_BPF_H
@@ -11,16 +11,15 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+/* UAPI headers of macros only, safe beside vmlinux.h: errno values and
+ * OOM_SCORE_ADJ_MIN */
+#include <asm-generic/errno.h>
+#include <linux/oom.h>
 
-#define EPERM		1
-#define ENOENT		2
-#define ESRCH		3
-#define EBUSY		16
-#define EINVAL		22
-#define ENOSPC		28
-#define EOPNOTSUPP	95
-
-#define OOM_SCORE_ADJ_MIN	(-1000)
+#ifndef READ_ONCE
+/* One load the compiler may neither repeat nor merge */
+#define READ_ONCE(x)	(*(volatile typeof(x) *)&(x))
+#endif
 
 /* The BPF OOM series (kernel/patches/) */
 int bpf_oom_kill_process(struct oom_control *oc, struct task_struct *task,
@@ -148,6 +147,56 @@ static __always_inline bool memcg_killable(struct mem_cgroup *memcg)
 		if (task->signal->oom_score_adj == OOM_SCORE_ADJ_MIN)
 			return false;
 	return true;
+}
+
+/*
+ * The running kernel's page size. kernel/bpf/core.c exports PAGE_SIZE in
+ * BTF as enum page_size_enum for this purpose; the CO-RE relocation
+ * resolves it at load time, so the value is the booted kernel's (4, 16 or
+ * 64 KiB), not the build host's.
+ */
+static __always_inline u64 kernel_page_size(void)
+{
+	return bpf_core_enum_value(enum page_size_enum, __PAGE_SIZE);
+}
+
+/* Resident memory of @task: file, anon and shmem pages, as the OOM killer
+ * counts them (its badness adds page tables and swap). */
+static __always_inline u64 task_rss_bytes(struct task_struct *task)
+{
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	s64 pages = 0;
+
+	if (!mm)
+		return 0;
+	pages += BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count);
+	pages += BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count);
+	pages += BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
+	return pages > 0 ? pages * kernel_page_size() : 0;
+}
+
+/*
+ * The process of @memcg (not of its descendants) with the most resident
+ * memory, referenced (bpf_task_release() it), or NULL if it has none. Where
+ * a leaf memcg is the victim, the kernel allows one kill per OOM: the
+ * biggest one frees the most.
+ */
+static __always_inline struct task_struct *
+memcg_largest_task(struct mem_cgroup *memcg)
+{
+	struct task_struct *task, *biggest = NULL;
+	u64 rss, max_rss = 0;
+
+	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS) {
+		rss = task_rss_bytes(task);
+		if (biggest && rss <= max_rss)
+			continue;
+		if (biggest)
+			bpf_task_release(biggest);
+		biggest = bpf_task_acquire(task);
+		max_rss = rss;
+	}
+	return biggest;
 }
 
 #endif /* __OOM_BPF_H */

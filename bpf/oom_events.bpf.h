@@ -2,11 +2,14 @@
 /*
  * Writing the OOM event log (struct oom_event, oom_shared.h) from BPF. The
  * recorder and the built-in policies include this; oomctl makes them share
- * the pinned maps (bpf_map__reuse_fd) so all write one log.
+ * the pinned maps (bpf_map__reuse_fd) so all write one log. The policies'
+ * kill-or-log step is here too, as a dry run writes to the log; it is not
+ * in oom.bpf.h, whose includers (syscall programs) must not get these maps.
  */
 #ifndef __OOM_EVENTS_BPF_H
 #define __OOM_EVENTS_BPF_H
 
+#include "oom.bpf.h"
 #include "oom_shared.h"
 
 struct {
@@ -23,7 +26,13 @@ struct {
 	__type(value, u64);		/* records ever written */
 } oom_events_head SEC(".maps");
 
-/* Claim the next record, cleared, with seq 0 until oom_event_commit(). */
+/*
+ * Claim the next record, cleared, with seq 0 until oom_event_commit(): the
+ * writer's half of the seqlock protocol in oom_shared.h. The atomic
+ * exchanges are full barriers (BPF atomics with a fetch are fully ordered):
+ * seq 0 is visible before any field changes, and every field before the
+ * final seq.
+ */
 static __always_inline struct oom_event *oom_event_begin(u32 type, u64 *seq)
 {
 	struct oom_event *e;
@@ -38,7 +47,9 @@ static __always_inline struct oom_event *oom_event_begin(u32 type, u64 *seq)
 	e = bpf_map_lookup_elem(&oom_events, &idx);
 	if (!e)
 		return NULL;
-	__builtin_memset(e, 0, sizeof(*e));
+	__sync_lock_test_and_set(&e->seq, 0);
+	__builtin_memset((char *)e + sizeof(e->seq), 0,
+			 sizeof(*e) - sizeof(e->seq));
 	e->type = type;
 	e->time_ns = bpf_ktime_get_boot_ns();
 	return e;
@@ -46,26 +57,12 @@ static __always_inline struct oom_event *oom_event_begin(u32 type, u64 *seq)
 
 static __always_inline void oom_event_commit(struct oom_event *e, u64 seq)
 {
-	asm volatile("" ::: "memory");
-	e->seq = seq;
+	__sync_lock_test_and_set(&e->seq, seq);
 }
 
 static __always_inline u64 task_memcg_id(struct task_struct *task)
 {
 	return BPF_CORE_READ(task, cgroups, subsys[memory_cgrp_id], cgroup, kn, id);
-}
-
-static __always_inline u64 task_rss_bytes(struct task_struct *task)
-{
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	s64 pages = 0;
-
-	if (!mm)
-		return 0;
-	pages += BPF_CORE_READ(mm, rss_stat[MM_FILEPAGES].count);
-	pages += BPF_CORE_READ(mm, rss_stat[MM_ANONPAGES].count);
-	pages += BPF_CORE_READ(mm, rss_stat[MM_SHMEMPAGES].count);
-	return pages > 0 ? pages * 4096 : 0;
 }
 
 /* A dry-run policy's "would kill" record; the policy's cookie is its own. */
@@ -86,6 +83,30 @@ static __always_inline void oom_event_dry_run(void *ctx,
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
 	bpf_probe_read_kernel_str(e->message, sizeof(e->message), message);
 	oom_event_commit(e, seq);
+}
+
+/*
+ * What a policy does with the victim it chose: kill @task for the OOM @oc,
+ * or in dry-run mode only log that it would (the OOM is then left to the
+ * next policy or the kernel's killer). @name, a string literal, is the
+ * kill's message. Drops the reference on @task. Returns whether it killed,
+ * the policy's return value; *@nr_kills counts the kills.
+ */
+static __always_inline bool oom_kill_or_log(void *ctx, struct oom_control *oc,
+					    struct task_struct *task,
+					    const char *name, bool dry_run,
+					    u64 *nr_kills)
+{
+	bool killed = false;
+
+	if (dry_run) {
+		oom_event_dry_run(ctx, task, name);
+	} else if (!bpf_oom_kill_process(oc, task, name)) {
+		killed = true;
+		__sync_fetch_and_add(nr_kills, 1);
+	}
+	bpf_task_release(task);
+	return killed;
 }
 
 #endif /* __OOM_EVENTS_BPF_H */

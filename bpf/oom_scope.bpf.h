@@ -85,4 +85,26 @@ static __always_inline bool oom_defer_to_deeper(struct oom_control *oc,
 	return deeper;
 }
 
+/*
+ * A policy's first step on an OOM: count the run (*@nr_runs), and return
+ * where it looks for a victim (oom_search_root(), referenced), or NULL when
+ * the OOM is outside @scope_id or left to a deeper policy (counted in
+ * *@nr_deferred). A NULL return is the policy's "return 0".
+ */
+static __always_inline struct mem_cgroup *
+oom_policy_enter(struct oom_control *oc, u64 scope_id, u64 *nr_runs,
+		 u64 *nr_deferred)
+{
+	struct mem_cgroup *root;
+
+	__sync_fetch_and_add(nr_runs, 1);
+	root = oom_search_root(oc, scope_id);
+	if (root && oom_defer_to_deeper(oc, scope_id)) {
+		__sync_fetch_and_add(nr_deferred, 1);
+		bpf_put_mem_cgroup(root);
+		return NULL;
+	}
+	return root;
+}
+
 #endif /* __OOM_SCOPE_BPF_H */

@@ -3,6 +3,8 @@
 #ifndef __OOM_SHARED_H
 #define __OOM_SHARED_H
 
+#include <linux/limits.h>	/* NAME_MAX, macros only: fine beside vmlinux.h */
+
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 typedef __u64 u64;
@@ -45,9 +47,22 @@ struct oom_policy_scope {
 /*
  * The OOM event log: a ring of OOM_EVENTS_MAX records in a pinned array map,
  * written by recorder.bpf.c (and by policies in dry-run mode), read without
- * consuming it. A record's seq is 0 while it is being written; otherwise it
- * is the 1-based position in the log, so readers order records by seq and
- * drop stale ones (seq <= head - OOM_EVENTS_MAX).
+ * consuming it. oom_events_head counts the records ever written; record seq
+ * (1-based) lives in slot (seq - 1) % OOM_EVENTS_MAX, so readers order
+ * records by seq and drop stale ones (seq <= head - OOM_EVENTS_MAX).
+ *
+ * Writers and readers never lock each other out; each record's seq works
+ * as a seqlock (oom_events.bpf.h, cli/event_bpf.c):
+ * - the writer claims seq S by incrementing head, stores seq 0, fills the
+ *   record, and stores seq S last, with full barriers between the steps;
+ * - the reader of record S reads its seq (before), copies the record, and
+ *   reads its seq again (after), each a separate read in that order. The
+ *   copy is whole only if seq is S before, in the copy and after
+ *   (oom_event_intact()): 0 means a writer is inside, and any other value
+ *   that the slot was reused for a newer record, whose writer may have
+ *   changed the record while it was copied.
+ * Seq values never repeat, so "S before and after" means no writer touched
+ * the slot in between (barring OOM_EVENTS_MAX writers in flight at once).
  */
 #define OOM_EVENTS_MAX		4096	/* a power of two */
 #define OOM_MESSAGE_LEN		64
@@ -81,6 +96,15 @@ struct oom_event {
 	char message[OOM_MESSAGE_LEN];	/* the policy's message */
 };
 
+/* The seqlock check above: whether @copy, read between @seq_before and
+ * @seq_after, is the whole record @want (seq > 0). */
+static inline int oom_event_intact(u64 want, u64 seq_before,
+				   const struct oom_event *copy, u64 seq_after)
+{
+	return want && seq_before == want && copy->seq == want &&
+	       seq_after == want;
+}
+
 /*
  * memcg_walk.bpf.c: the memory cgroups of a subtree, read in the kernel.
  * A syscall program run with BPF_PROG_TEST_RUN, its context a struct
@@ -89,7 +113,7 @@ struct oom_event {
  * is full it stops; the caller drains the ring and runs it again with
  * skip = pos, skip_id = last_id, until done.
  */
-#define MEMCG_NAME_LEN		256	/* NAME_MAX + 1 */
+#define MEMCG_NAME_LEN		(NAME_MAX + 1)
 #define MEMCG_WALK_RING_SIZE	(4U << 20)
 
 enum memcg_walk_flags {

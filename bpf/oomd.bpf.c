@@ -31,10 +31,14 @@ __u64 nr_runs;
 __u64 nr_kills;
 __u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
+/* Units whose last pgscan is remembered; beyond it the LRU forgets the
+ * least recently seen, which then count their whole pgscan as new */
+#define OOMD_UNITS_MAX		16384
+
 /* pgscan of each unit when this policy last ran, for the delta */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, OOMD_UNITS_MAX);
 	__type(key, u64);
 	__type(value, u64);
 } last_pgscan SEC(".maps");
@@ -95,6 +99,31 @@ static bool better(const struct rank *a, const struct rank *b)
 	return a->usage > b->usage;
 }
 
+/* A task of @memcg or of a descendant, referenced, or NULL if none */
+static __always_inline struct task_struct *
+subtree_first_task(struct mem_cgroup *memcg)
+{
+	struct task_struct *task, *first = NULL;
+	struct cgroup_subsys_state *pos;
+	struct mem_cgroup *pos_memcg;
+
+	bpf_rcu_read_lock();
+	bpf_for_each(css, pos, &memcg->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
+		pos_memcg = bpf_get_mem_cgroup(pos);
+		if (!pos_memcg)
+			continue;
+		bpf_for_each(css_task, task, &pos_memcg->css, CSS_TASK_ITER_PROCS) {
+			first = bpf_task_acquire(task);
+			break;
+		}
+		bpf_put_mem_cgroup(pos_memcg);
+		if (first)
+			break;
+	}
+	bpf_rcu_read_unlock();
+	return first;
+}
+
 SEC("fmod_ret.s/bpf_handle_out_of_memory")
 int BPF_PROG(oomd, struct oom_control *oc)
 {
@@ -107,14 +136,9 @@ int BPF_PROG(oomd, struct oom_control *oc)
 	struct cgroup *victim_cg;
 	bool killed = false;
 
-	__sync_fetch_and_add(&nr_runs, 1);
-	root = oom_search_root(oc, scope_cgroup_id);
+	root = oom_policy_enter(oc, scope_cgroup_id, &nr_runs, &nr_deferred);
 	if (!root)
 		return 0;
-	if (oom_defer_to_deeper(oc, scope_cgroup_id)) {
-		__sync_fetch_and_add(&nr_deferred, 1);
-		goto out;
-	}
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
@@ -170,57 +194,12 @@ next:
 	if (!victim)
 		goto out;
 
-	if (!best.group) {
-		struct task_struct *biggest = NULL;
-		u64 rss, max_rss = 0;
-
-		bpf_for_each(css_task, task, &victim->css, CSS_TASK_ITER_PROCS) {
-			rss = task_rss_bytes(task);
-			if (biggest && rss <= max_rss)
-				continue;
-			if (biggest)
-				bpf_task_release(biggest);
-			biggest = bpf_task_acquire(task);
-			max_rss = rss;
-		}
-		if (biggest) {
-			if (dry_run)
-				oom_event_dry_run(ctx, biggest, "oomd");
-			else if (!bpf_oom_kill_process(oc, biggest, "oomd")) {
-				killed = true;
-				__sync_fetch_and_add(&nr_kills, 1);
-			}
-			bpf_task_release(biggest);
-		}
-	} else {
-		/* Killing one task of an oom.group unit kills the whole unit */
-		struct task_struct *first = NULL;
-
-		bpf_rcu_read_lock();
-		bpf_for_each(css, pos, &victim->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
-			memcg = bpf_get_mem_cgroup(pos);
-			if (!memcg)
-				continue;
-			bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS) {
-				first = bpf_task_acquire(task);
-				break;
-			}
-			bpf_put_mem_cgroup(memcg);
-			if (first)
-				break;
-		}
-		bpf_rcu_read_unlock();
-		if (first) {
-			if (dry_run)
-				oom_event_dry_run(ctx, first, "oomd");
-			else if (!bpf_oom_kill_process(oc, first, "oomd")) {
-				killed = true;
-				__sync_fetch_and_add(&nr_kills, 1);
-			}
-			bpf_task_release(first);
-		}
-	}
+	/* A leaf loses its biggest process; killing any task of an
+	 * oom.group unit kills the whole unit */
+	task = best.group ? subtree_first_task(victim) : memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
+	if (task)
+		killed = oom_kill_or_log(ctx, oc, task, "oomd", dry_run, &nr_kills);
 out:
 	bpf_put_mem_cgroup(root);
 	return killed;

@@ -15,6 +15,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Threads inside bpf_oom_kill_process() or a PSI handler at one time: few,
+ * as OOMs are serialized by oom_lock */
+#define RECORDER_THREADS_MAX	256
+/* Policy cookies whose kills are counted; the LRU forgets the least
+ * recently counted (most likely detached) beyond that, never the newest */
+#define POLICY_KILLS_MAX	1024
+
 struct policy_call {
 	struct oom_control *oc;
 	const char *message;
@@ -23,7 +30,7 @@ struct policy_call {
 /* Threads inside bpf_oom_kill_process() */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, RECORDER_THREADS_MAX);
 	__type(key, u32);
 	__type(value, struct policy_call);
 } policy_calls SEC(".maps");
@@ -31,15 +38,15 @@ struct {
 /* Threads inside a PSI handler (whose OOMs are PSI-triggered) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, RECORDER_THREADS_MAX);
 	__type(key, u32);
 	__type(value, u8);
 } psi_handlers SEC(".maps");
 
 /* Kills per policy cookie, for `oomctl policy list` */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, POLICY_KILLS_MAX);
 	__type(key, u64);
 	__type(value, u64);
 } policy_kills SEC(".maps");

@@ -16,7 +16,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define EALREADY	114
 #define MMF_OOM_SKIP	21	/* include/linux/sched/coredump.h */
 
 struct task_struct *bpf_task_from_pid(s32 pid) __ksym;

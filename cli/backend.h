@@ -25,7 +25,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel.h"
 #include "main.h"
+
+/*
+ * The front end's call of a backend: the kernel is checked first, so that
+ * on a kernel without the BPF OOM series no backend makes a bpf() call.
+ */
+#define cmd_backend(call)	cmd_status(kernel_check(NULL) ?: (call))
 
 /* memcg list [CGROUP] [tree] */
 struct memcg_list_opts {
@@ -37,6 +44,9 @@ int memcg_list(const struct memcg_list_opts *opts);
 
 /* memcg show CGROUP */
 int memcg_show(const struct cgroup_ref *cg);
+
+/* The built-in policies' names, joined by @sep, in @buf */
+const char *policy_builtin_names(const char *sep, char *buf, size_t size);
 
 /* policy list */
 int policy_list(void);

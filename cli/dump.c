@@ -36,8 +36,11 @@ int do_dump(int argc, char **argv)
 
 	/* As systemd's oomctl dump: what acts first, then what it watches */
 	/* stop at the first failure: one error, and it is the cause */
-	out_text("# policies\n");
-	err = policy_list();
+	err = kernel_check(NULL);
+	if (!err) {
+		out_text("# policies\n");
+		err = policy_list();
+	}
 	if (!err) {
 		out_text("\n# pressure triggers\n");
 		err = psi_list();

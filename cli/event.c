@@ -25,14 +25,14 @@ static int do_list(int argc, char **argv)
 	}
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(event_list(&opts));
+	return cmd_backend(event_list(&opts));
 }
 
 static int do_watch(int argc, char **argv)
 {
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(event_watch());
+	return cmd_backend(event_watch());
 }
 
 static const struct cmd cmds[] = {

@@ -7,7 +7,9 @@
 #include <bpf/bpf.h>
 
 #include "backend.h"
-#include "state.h"
+#include "bpffs.h"
+#include "clock.h"
+#include "events.h"
 
 int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 {
@@ -33,10 +35,23 @@ int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 		first = *head - max + 1;
 	for (seq = first; seq <= *head; seq++) {
 		uint32_t idx = (seq - 1) & (OOM_EVENTS_MAX - 1);
+		struct oom_event probe;
+		uint64_t before;
 
-		/* Being written (seq 0) or overwritten meanwhile: skip it */
-		if (!bpf_map_lookup_elem(events_fd, &idx, &evs[n]) &&
-		    evs[n].seq == seq)
+		/*
+		 * The seqlock read of oom_shared.h: seq before, the copy, seq
+		 * after, each its own lookup (a lookup copies a whole record,
+		 * in no set order). A record being written or overwritten
+		 * meanwhile fails the check and is skipped.
+		 */
+		if (bpf_map_lookup_elem(events_fd, &idx, &probe))
+			continue;
+		before = probe.seq;
+		if (before != seq ||
+		    bpf_map_lookup_elem(events_fd, &idx, &evs[n]) ||
+		    bpf_map_lookup_elem(events_fd, &idx, &probe))
+			continue;
+		if (oom_event_intact(seq, before, &evs[n], probe.seq))
 			n++;
 	}
 out:
@@ -173,6 +188,11 @@ int event_watch(void)
 	}
 	while (!stop) {
 		n = events_read(seen, evs, OOM_EVENTS_MAX, &head);
+		if (n < 0) {	/* head is unset: the log's pins are gone */
+			p_err("cannot read the event log under %s: %s",
+			      bpffs_dir, strerror(-n));
+			return n;
+		}
 		/* Overwritten before we could read them: skip ahead */
 		if (head > seen + OOM_EVENTS_MAX)
 			seen = head - OOM_EVENTS_MAX;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "output.h"
 #include "parse.h"
 
@@ -64,7 +65,8 @@ extern const char *cgroupfs_dir;	/* --cgroupfs: the cgroup2 mount */
 
 /*
  * Run the entry of @cmds that *argv names (unique prefix), or the first
- * entry if there is no argument: put the default verb first.
+ * entry if there is no argument: put the default verb first. A verb that
+ * kills is never a default: such an object puts "help" first (oom.c).
  */
 int cmd_select(const struct cmd *cmds, int argc, char **argv);
 
@@ -82,22 +84,6 @@ int print_usage(const char *object, const struct cmd *cmds, const char *defs);
 #define HELP_SPEC_OPTIONS						\
 	"OPTIONS := { {-j|--json} [{-p|--pretty}] | {-d|--debug} |\n"	\
 	"                    --bpffs DIR | --cgroupfs DIR }"
-
-/*
- * A cgroup named on the command line. cgroup_parse() checks the syntax
- * (usage error), cgroup_resolve() looks it up (runtime error); handlers
- * parse every argument before resolving any, so bad syntax is always
- * exit 2 whatever the machine has.
- */
-struct cgroup_ref {
-	const char *arg;	/* as typed */
-	char path[PATH_MAX];	/* "/a/b", relative to cgroupfs_dir */
-	char fspath[PATH_MAX];	/* cgroupfs_dir + path */
-	uint64_t id;		/* set by cgroup_resolve() */
-};
-
-int cgroup_parse(const char *arg, struct cgroup_ref *cg);
-int cgroup_resolve(struct cgroup_ref *cg);
 
 /* A backend's 0 / -errno as an exit status, with a message if it gave none */
 int cmd_status(int err);

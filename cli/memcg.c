@@ -25,7 +25,7 @@ static int do_list(int argc, char **argv)
 
 	if (opts.root && (err = cgroup_resolve(&cg)))
 		return err;
-	return cmd_status(memcg_list(&opts));
+	return cmd_backend(memcg_list(&opts));
 }
 
 static int do_show(int argc, char **argv)
@@ -44,7 +44,7 @@ static int do_show(int argc, char **argv)
 	err = cgroup_resolve(&cg);
 	if (err)
 		return err;
-	return cmd_status(memcg_show(&cg));
+	return cmd_backend(memcg_show(&cg));
 }
 
 static const struct cmd cmds[] = {

@@ -45,7 +45,7 @@ static int do_declare(int argc, char **argv)
 
 	if (opts.cg && (err = cgroup_resolve(&cg)))
 		return err;
-	return cmd_status(oom_declare(&opts));
+	return cmd_backend(oom_declare(&opts));
 }
 
 /* help first: a bare `oomctl oom` must not declare a system-wide OOM */

@@ -216,6 +216,13 @@ void out_time(const char *key, const char *fmt, uint64_t ns)
 		printf(fmt, fmt_time_local(ns, s, sizeof(s)));
 }
 
+void out_u64_as(const char *key, const char *fmt, uint64_t val,
+		const char *text)
+{
+	out_val(key, fmt, json_output ? json_object_new_uint64(val) : NULL,
+		text);
+}
+
 static void json_print(struct json_object *obj)
 {
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
@@ -351,6 +358,25 @@ void table_usec(struct table *t, uint64_t usec)
 
 	table_cell(t, json_output ? json_object_new_uint64(usec) : NULL,
 		   fmt_usec(usec, s, sizeof(s)));
+}
+
+bool out_draws_trees(void)
+{
+	return !json_output;
+}
+
+void table_time(struct table *t, uint64_t ns)
+{
+	char s[FMT_TIME_LEN];
+
+	table_cell(t, json_output ?
+		   json_object_new_string(fmt_time_iso(ns, s, sizeof(s))) : NULL,
+		   json_output ? NULL : fmt_time_local(ns, s, sizeof(s)));
+}
+
+void table_u64_as(struct table *t, uint64_t val, const char *text)
+{
+	table_cell(t, json_output ? json_object_new_uint64(val) : NULL, text);
 }
 
 /* One line of cells, or of the headers if @cells is NULL. */

@@ -55,6 +55,9 @@ void out_bytes(const char *key, const char *fmt, uint64_t bytes);
 void out_usec(const char *key, const char *fmt, uint64_t usec);
 /* CLOCK_REALTIME ns. plain: local time; JSON: ISO 8601 UTC string */
 void out_time(const char *key, const char *fmt, uint64_t ns);
+/* plain: @text, the caller's rendering of @val; JSON: the number @val */
+void out_u64_as(const char *key, const char *fmt, uint64_t val,
+		const char *text);
 
 /*
  * For streams (event watch): print the document built so far now, one
@@ -94,6 +97,14 @@ void table_str(struct table *t, const char *val);
 void table_u64(struct table *t, uint64_t val);
 void table_bytes(struct table *t, uint64_t bytes);
 void table_usec(struct table *t, uint64_t usec);
+/*
+ * Whether rows may be drawn as a tree: plain text can; JSON gives every
+ * row its id and level instead.
+ */
+bool out_draws_trees(void);
+/* as out_time() and out_u64_as() */
+void table_time(struct table *t, uint64_t ns);
+void table_u64_as(struct table *t, uint64_t val, const char *text);
 void table_close(struct table *t);
 
 #endif /* OOMCTL_OUTPUT_H */

@@ -31,7 +31,7 @@ static int do_list(int argc, char **argv)
 {
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(policy_list());
+	return cmd_backend(policy_list());
 }
 
 /* VERB NAME: exactly one valid policy name, then @fn(name) */
@@ -48,7 +48,7 @@ static int with_name(int argc, char **argv, int (*fn)(const char *name))
 		return err;
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(fn(name));
+	return cmd_backend(fn(name));
 }
 
 static int do_show(int argc, char **argv)
@@ -103,7 +103,7 @@ static int do_attach(int argc, char **argv)
 	}
 	if (opts.scope && (err = cgroup_resolve(&scope)))
 		return err;
-	return cmd_status(policy_attach(&opts));
+	return cmd_backend(policy_attach(&opts));
 }
 
 static int do_detach(int argc, char **argv)
@@ -123,10 +123,14 @@ static const struct cmd cmds[] = {
 
 static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
 {
-	return print_usage("policy", cmds,
-		"       NAME := { largest-leaf | oomd | psi-declare | POLICY }\n"
-		"       POLICY := 1-15 of [a-z0-9_-], as attached from a file\n"
-		"       " HELP_SPEC_CGROUP "\n");
+	char names[256], defs[512];
+
+	snprintf(defs, sizeof(defs),
+		 "       NAME := { %s | POLICY }\n"
+		 "       POLICY := 1-15 of [a-z0-9_-], as attached from a file\n"
+		 "       " HELP_SPEC_CGROUP "\n",
+		 policy_builtin_names(" | ", names, sizeof(names)));
+	return print_usage("policy", cmds, defs);
 }
 
 int do_policy(int argc, char **argv)

@@ -9,7 +9,7 @@ static int do_list(int argc, char **argv)
 {
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_status(psi_list());
+	return cmd_backend(psi_list());
 }
 
 static int duration_parse(const char *what, const char *arg, uint64_t *usec)
@@ -60,7 +60,7 @@ static int do_add(int argc, char **argv)
 	err = cgroup_resolve(&cg);
 	if (err)
 		return err;
-	return cmd_status(psi_add(&opts));
+	return cmd_backend(psi_add(&opts));
 }
 
 static int do_del(int argc, char **argv)
@@ -91,7 +91,7 @@ static int do_del(int argc, char **argv)
 			return err;
 		opts.cg = &cg;
 	}
-	return cmd_status(psi_del(&opts));
+	return cmd_backend(psi_del(&opts));
 }
 
 static const struct cmd cmds[] = {

@@ -1,4 +1,7 @@
-/* oomctl's state in bpffs, the event log's recorder, and small helpers. */
+/*
+ * oomctl's state in bpffs (bpffs.h): the folder, its lock, the pinned maps,
+ * the policy registry and the event log's recorder.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,35 +11,15 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "main.h"
-#include "state.h"
+#include "bpffs.h"
+#include "kernel.h"
 #include "recorder.skel.h"
-
-int kernel_check(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int id;
-
-	if (!btf) {
-		p_err("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s",
-		      strerror(errno));
-		return -EOPNOTSUPP;
-	}
-	id = btf__find_by_name_kind(btf, "bpf_handle_out_of_memory", BTF_KIND_FUNC);
-	btf__free(btf);
-	if (id < 0) {
-		p_err("this kernel lacks the BPF OOM hooks (no bpf_handle_out_of_memory)");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
 
 int state_path(char *buf, size_t size, const char *fmt, ...)
 {
@@ -64,8 +47,10 @@ int state_init(void)
 		return -ENOENT;
 	}
 	if (mkdir(bpffs_dir, 0700) && errno != EEXIST) {
-		p_err("cannot create %s: %s", bpffs_dir, strerror(errno));
-		return -errno;
+		int err = -errno;	/* p_err() may change errno */
+
+		p_err("cannot create %s: %s", bpffs_dir, strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -76,8 +61,10 @@ int state_lock(void)
 
 	/* Held until exit; bpffs directories can be flock()ed */
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		p_err("cannot lock %s: %s", bpffs_dir, strerror(errno));
-		return -errno;
+		int err = -errno;	/* p_err() may change errno */
+
+		p_err("cannot lock %s: %s", bpffs_dir, strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -91,12 +78,6 @@ int state_map_fd(const char *name)
 		return -ENAMETOOLONG;
 	fd = bpf_obj_get(path);
 	return fd < 0 ? -errno : fd;
-}
-
-void open_opts_debug(struct bpf_object_open_opts *opts)
-{
-	if (debug)
-		opts->kernel_log_level = 1 | 2 | 4;
 }
 
 int state_unpin_dir(const char *dir)
@@ -143,8 +124,9 @@ int recorder_ensure(void)
 
 	skel = recorder_bpf__open();
 	if (!skel) {
-		p_err("cannot open the event recorder: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		p_err("cannot open the event recorder: %s", strerror(-err));
+		return err;
 	}
 	maps[0] = skel->maps.oom_events;
 	maps[1] = skel->maps.oom_events_head;
@@ -160,10 +142,7 @@ int recorder_ensure(void)
 	}
 	err = recorder_bpf__load(skel);
 	if (err) {
-		if (kernel_check())
-			err = -EOPNOTSUPP;
-		else
-			p_err("the kernel refused the event recorder: %s", strerror(-err));
+		load_failed("the event recorder", err);
 		goto out;
 	}
 	for (int i = 0; i < 3; i++) {
@@ -220,30 +199,45 @@ out:
 	return err;
 }
 
-int registry_fd(bool create)
+int state_map_get(const struct state_map_def *def, bool create)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	char path[PATH_MAX];
 	int fd, err;
 
-	fd = state_map_fd("policies");
+	fd = state_map_fd(def->pin);
 	if (fd >= 0 || !create)
 		return fd;
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "oomctl_policies",
-			    POLICY_NAME_LEN, sizeof(struct policy_meta), 256,
-			    &opts);
+	fd = bpf_map_create(def->type, def->name, def->key_size,
+			    def->value_size, def->max_entries, &opts);
 	if (fd < 0) {
-		p_err("cannot create the policy registry: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		if (def->what)
+			p_err("cannot create %s: %s", def->what, strerror(-err));
+		return err;
 	}
-	state_path(path, sizeof(path), "policies");
+	state_path(path, sizeof(path), "%s", def->pin);
 	if (bpf_obj_pin(fd, path)) {
 		err = -errno;
-		p_err("cannot pin %s: %s", path, strerror(errno));
+		if (def->what)
+			p_err("cannot pin %s: %s", path, strerror(-err));
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+int registry_fd(bool create)
+{
+	static const struct state_map_def def = {
+		.pin = "policies", .name = "oomctl_policies",
+		.what = "the policy registry", .type = BPF_MAP_TYPE_HASH,
+		.key_size = POLICY_NAME_LEN,
+		.value_size = sizeof(struct policy_meta),
+		.max_entries = REGISTRY_MAX,
+	};
+
+	return state_map_get(&def, create);
 }
 
 static void registry_key(const char *name, char key[POLICY_NAME_LEN])
@@ -273,15 +267,23 @@ static int by_attach_time(const void *a, const void *b)
 	       x->attach_time_ns > y->attach_time_ns;
 }
 
-int registry_list(struct policy_meta *metas, int max)
+int registry_list(struct policy_meta **metasp)
 {
 	char key[POLICY_NAME_LEN], next[POLICY_NAME_LEN];
-	int fd = registry_fd(false), n = 0;
+	/* on the heap: the whole registry is some 50 KiB */
+	struct policy_meta *metas = calloc(REGISTRY_MAX, sizeof(*metas));
+	int fd, n = 0;
 	void *prev = NULL;
 
+	*metasp = metas;
+	if (!metas) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	fd = registry_fd(false);
 	if (fd < 0)
 		return 0;
-	while (n < max && !bpf_map_get_next_key(fd, prev, next)) {
+	while (n < REGISTRY_MAX && !bpf_map_get_next_key(fd, prev, next)) {
 		memcpy(key, next, sizeof(key));
 		prev = key;
 		if (!bpf_map_lookup_elem(fd, key, &metas[n]))
@@ -298,23 +300,14 @@ int registry_list(struct policy_meta *metas, int max)
  */
 int policy_names_fd(bool create)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	char path[PATH_MAX];
-	int fd;
+	/* no what: a missing name is no reason to fail an attach */
+	static const struct state_map_def def = {
+		.pin = "policy_names", .name = "oomctl_names",
+		.type = BPF_MAP_TYPE_LRU_HASH, .key_size = sizeof(uint64_t),
+		.value_size = POLICY_NAME_LEN, .max_entries = 4096,
+	};
 
-	fd = state_map_fd("policy_names");
-	if (fd >= 0 || !create)
-		return fd;
-	fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "oomctl_names", sizeof(uint64_t),
-			    POLICY_NAME_LEN, 4096, &opts);
-	if (fd < 0)
-		return -errno;
-	state_path(path, sizeof(path), "policy_names");
-	if (bpf_obj_pin(fd, path)) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	return state_map_get(&def, create);
 }
 
 const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size)
@@ -329,58 +322,4 @@ const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size)
 	if (fd >= 0)
 		close(fd);
 	return buf;
-}
-
-int syscall_prog_run(int prog_fd, void *ctx, size_t size)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ctx, .ctx_size_in = size);
-
-	/* A syscall program's context is copied back into ctx_in */
-
-	return bpf_prog_test_run_opts(prog_fd, &opts) ? -errno : 0;
-}
-
-const char *cgroup_path_of_id(uint64_t id, char *buf, size_t size)
-{
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe } };
-	char link[64], target[PATH_MAX];
-	size_t root = strlen(cgroupfs_dir);
-	ssize_t n;
-	int mnt, fd;
-
-	if (id <= 1) {
-		snprintf(buf, size, "%s", id ? "/" : "(system)");
-		return buf;
-	}
-	/* A cgroup2 file handle is its id (FILEID_KERNFS) */
-	h.id = id;
-	mnt = open(cgroupfs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = mnt < 0 ? -1 : open_by_handle_at(mnt, &h.fh, O_RDONLY | O_CLOEXEC);
-	if (mnt >= 0)
-		close(mnt);
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = fd < 0 ? -1 : readlink(link, target, sizeof(target) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n < 0) {
-		snprintf(buf, size, "(removed #%llu)", (unsigned long long)id);
-		return buf;
-	}
-	target[n] = '\0';
-	snprintf(buf, size, "%s", strncmp(target, cgroupfs_dir, root) ? target :
-		 target[root] ? target + root : "/");
-	return buf;
-}
-
-uint64_t boot_to_realtime(uint64_t boot_ns)
-{
-	struct timespec real, boot;
-
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_BOOTTIME, &boot);
-	return real.tv_sec * 1000000000ULL + real.tv_nsec -
-	       (boot.tv_sec * 1000000000ULL + boot.tv_nsec - boot_ns);
 }

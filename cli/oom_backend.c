@@ -9,7 +9,9 @@
 #include <bpf/libbpf.h>
 
 #include "backend.h"
-#include "state.h"
+#include "bpffs.h"
+#include "events.h"
+#include "kernel.h"
 #include "oom_declare.skel.h"
 
 /* How long `wait` waits for another OOM's handling to end */
@@ -62,11 +64,7 @@ int oom_declare(const struct oom_declare_opts *opts)
 	open_opts_debug(&open_opts);
 	skel = oom_declare_bpf__open_opts(&open_opts);
 	if (!skel || oom_declare_bpf__load(skel)) {
-		err = -errno;
-		if (kernel_check())
-			err = -EOPNOTSUPP;
-		else
-			p_err("the kernel refused the declare program: %s", strerror(-err));
+		err = load_failed("the declare program", -errno);
 		goto out;
 	}
 	for (;;) {
@@ -84,8 +82,11 @@ int oom_declare(const struct oom_declare_opts *opts)
 
 	switch (args.ret) {
 	case -EBUSY:
-		p_err("busy: another OOM is being handled%s",
-		      opts->wait ? " (waited 30 s)" : " (add 'wait' to wait for it)");
+		if (opts->wait)
+			p_err("busy: another OOM is being handled (waited %g s)",
+			      waited / 1000.0);
+		else
+			p_err("busy: another OOM is being handled (add 'wait' to wait for it)");
 		err = -EBUSY;
 		goto out;
 	case -ENOENT:

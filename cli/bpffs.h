@@ -10,8 +10,8 @@
  *
  * PSI triggers live in the kernel itself (/proc/pressure/bpf_triggers).
  */
-#ifndef OOMCTL_STATE_H
-#define OOMCTL_STATE_H
+#ifndef OOMCTL_BPFFS_H
+#define OOMCTL_BPFFS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,12 +39,6 @@ struct policy_meta {
 	uint32_t flags;
 };
 
-/*
- * Check the kernel has the BPF OOM hooks: 0, or -EOPNOTSUPP reported. It
- * parses the kernel's BTF: call it to explain a failed load, not up front.
- */
-int kernel_check(void);
-
 /* Make sure bpffs is mounted and our folder exists: 0 or -errno reported. */
 int state_init(void);
 
@@ -64,33 +58,29 @@ int recorder_ensure(void);
 /* fd of a pinned map of ours ("events", "policies", ...), or -errno. */
 int state_map_fd(const char *name);
 
+/* A map oomctl makes itself and pins under bpffs_dir */
+struct state_map_def {
+	const char *pin;		/* its name under bpffs_dir */
+	const char *name;		/* the kernel's name for it */
+	const char *what;		/* for errors; NULL: fail silently */
+	unsigned int type;		/* enum bpf_map_type */
+	uint32_t key_size, value_size, max_entries;
+};
+
+/* fd of the pinned map, made and pinned first if @create; or -errno. */
+int state_map_get(const struct state_map_def *def, bool create);
+
 /* The policy registry. */
 int registry_fd(bool create);
 int registry_get(const char *name, struct policy_meta *meta);
-/* Fill @metas (sorted by attach time); returns the count or -errno. */
-int registry_list(struct policy_meta *metas, int max);
+/* Size of the registry map: how many policies can be attached at once */
+#define REGISTRY_MAX		256
+/*
+ * The attached policies, sorted by attach time, in *@metas (free() it):
+ * returns the count, or -ENOMEM reported.
+ */
+int registry_list(struct policy_meta **metas);
 int policy_names_fd(bool create);
 const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size);
 
-/* BPF_PROG_TEST_RUN of a syscall program on @ctx (in and out). */
-int syscall_prog_run(int prog_fd, void *ctx, size_t size);
-
-/* Enable libbpf's verifier log for an object when -d was given. */
-struct bpf_object_open_opts;
-void open_opts_debug(struct bpf_object_open_opts *opts);
-
-/* "/a/b" for a cgroup id ("/" for the root), "(removed #ID)" if gone. */
-const char *cgroup_path_of_id(uint64_t id, char *buf, size_t size);
-
-/* CLOCK_BOOTTIME ns (BPF's bpf_ktime_get_boot_ns) to CLOCK_REALTIME ns */
-uint64_t boot_to_realtime(uint64_t boot_ns);
-
-/*
- * Records of the event log after seq @after, oldest first, at most @max
- * (the newest ones); *head gets the log's head. Returns the count or -errno.
- */
-int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head);
-/* One record as a line (plain) or an object (JSON) */
-void event_print(const struct oom_event *e);
-
-#endif /* OOMCTL_STATE_H */
+#endif /* OOMCTL_BPFFS_H */

@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "backend.h"
-#include "state.h"
+#include "bpffs.h"
+#include "kernel.h"
 #include "psi_trigger.skel.h"
 
 #define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
@@ -28,21 +30,38 @@ struct trigger {
 	uint64_t events;
 };
 
-/* The kernel's list; returns the count, or -errno (reported). */
-static int read_triggers(struct trigger *trs, int max)
+/*
+ * The kernel's list, in *@trsp (free() it; on the heap, as it has no
+ * bound); returns the count, or -errno (reported).
+ */
+static int read_triggers(struct trigger **trsp)
 {
 	FILE *f = fopen(BPF_TRIGGERS, "r");
+	struct trigger *trs = NULL, *p;
 	char line[256];
-	int n = 0;
+	int n = 0, cap = 0;
 
 	if (!f) {
-		if (errno == ENOENT && kernel_check())
-			return -EOPNOTSUPP;
-		p_err("cannot read %s: %s", BPF_TRIGGERS, strerror(errno));
-		return -errno;
+		int err = -errno;	/* p_err() may change errno */
+
+		p_err("cannot read %s: %s", BPF_TRIGGERS, strerror(-err));
+		return err;
 	}
-	while (n < max && fgets(line, sizeof(line), f)) {
-		struct trigger *t = &trs[n];
+	while (fgets(line, sizeof(line), f)) {
+		struct trigger *t;
+
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			p = realloc(trs, cap * sizeof(*trs));
+			if (!p) {
+				fclose(f);
+				free(trs);
+				p_err("out of memory");
+				return -ENOMEM;
+			}
+			trs = p;
+		}
+		t = &trs[n];
 
 		if (sscanf(line, "%d %lu %15s %7s %lu %lu %lu", &t->id,
 			   &t->cgroup_id, t->resource, t->kind,
@@ -50,6 +69,7 @@ static int read_triggers(struct trigger *trs, int max)
 			n++;
 	}
 	fclose(f);
+	*trsp = trs;
 	return n;
 }
 
@@ -67,10 +87,7 @@ static int trigger_progs_load(struct psi_trigger_bpf **skelp)
 	}
 	err = -errno;
 	psi_trigger_bpf__destroy(skel);
-	if (kernel_check())
-		return -EOPNOTSUPP;
-	p_err("the kernel refused the trigger program: %s", strerror(-err));
-	return err;
+	return load_failed("the trigger program", err);
 }
 
 static int run_trigger_prog(struct bpf_program *prog, struct psi_trigger_args *args)
@@ -142,12 +159,12 @@ int psi_list(void)
 		{ "window_us", "WINDOW", COL_USEC },
 		{ "events", "EVENTS", COL_U64 },
 	};
-	struct trigger trs[1024];
+	struct trigger *trs;
 	char path[PATH_MAX];
 	struct table *t;
 	int n;
 
-	n = read_triggers(trs, 1024);
+	n = read_triggers(&trs);
 	if (n < 0)
 		return n;
 	t = table_open("triggers", cols, sizeof(cols) / sizeof(cols[0]));
@@ -162,24 +179,27 @@ int psi_list(void)
 		table_u64(t, trs[i].events);
 	}
 	table_close(t);
+	free(trs);
 	return 0;
 }
 
 int psi_del(const struct psi_del_opts *opts)
 {
 	struct psi_trigger_bpf *skel;
-	struct trigger trs[1024];
+	struct trigger *trs;
 	int n, err, deleted = 0;
 
 	err = state_init() ?: state_lock();
 	if (err)
 		return err;
-	n = read_triggers(trs, 1024);
+	n = read_triggers(&trs);
 	if (n < 0)
 		return n;
 	err = trigger_progs_load(&skel);
-	if (err)
+	if (err) {
+		free(trs);
 		return err;
+	}
 	out_open_array("deleted");
 	for (int i = 0; i < n; i++) {
 		struct psi_trigger_args args = { .id = trs[i].id };
@@ -205,6 +225,7 @@ int psi_del(const struct psi_del_opts *opts)
 	}
 	out_close();
 	psi_trigger_bpf__destroy(skel);
+	free(trs);
 	if (!err && !deleted) {
 		if (opts->cg)
 			p_err("no trigger on cgroup '%s' (oomctl psi list)", opts->cg->arg);

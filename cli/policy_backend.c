@@ -16,7 +16,8 @@
 #include <bpf/libbpf.h>
 
 #include "backend.h"
-#include "state.h"
+#include "bpffs.h"
+#include "kernel.h"
 #include "largest_leaf.skel.h"
 #include "oomd.skel.h"
 #include "psi_declare.skel.h"
@@ -29,6 +30,18 @@ static const struct builtin {
 	{ "oomd", oomd_bpf__elf_bytes },
 	{ "psi-declare", psi_declare_bpf__elf_bytes },
 };
+
+const char *policy_builtin_names(const char *sep, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]) &&
+			   len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s", i ? sep : "",
+				builtins[i].name);
+	return buf;
+}
 
 static const struct builtin *builtin_find(const char *name)
 {
@@ -102,29 +115,15 @@ static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
  */
 static int scopes_fd(bool create)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	char path[PATH_MAX];
-	int fd, err;
+	static const struct state_map_def def = {
+		.pin = "policy_scopes", .name = "oomctl_scopes",
+		.what = "the policy scope map", .type = BPF_MAP_TYPE_ARRAY,
+		.key_size = sizeof(uint32_t),
+		.value_size = sizeof(struct oom_policy_scope),
+		.max_entries = OOM_POLICY_SCOPES_MAX,
+	};
 
-	fd = state_map_fd("policy_scopes");
-	if (fd >= 0 || !create)
-		return fd;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "oomctl_scopes", sizeof(uint32_t),
-			    sizeof(struct oom_policy_scope),
-			    OOM_POLICY_SCOPES_MAX, &opts);
-	if (fd < 0) {
-		err = -errno;
-		p_err("cannot create the policy scope map: %s", strerror(errno));
-		return err;
-	}
-	state_path(path, sizeof(path), "policy_scopes");
-	if (bpf_obj_pin(fd, path)) {
-		err = -errno;
-		p_err("cannot pin %s: %s", path, strerror(errno));
-		close(fd);
-		return err;
-	}
-	return fd;
+	return state_map_get(&def, create);
 }
 
 /* Whether @meta's policy takes precedence in its scope: it kills, scoped */
@@ -144,25 +143,26 @@ static bool scope_counts(const struct policy_meta *meta)
 static int scopes_sync(void)
 {
 	struct oom_policy_scope slots[OOM_POLICY_SCOPES_MAX] = {}, none = {};
-	struct policy_meta metas[256];
-	bool have[256] = {};
+	struct policy_meta *metas;
+	bool have[REGISTRY_MAX] = {};
 	int fd, n, err = 0;
 	uint32_t key;
 
-	n = registry_list(metas, 256);
+	n = registry_list(&metas);
 	if (n < 0)
-		n = 0;
+		return n;
 	fd = scopes_fd(false);
 	if (fd < 0) {
 		bool needed = false;
 
 		for (int i = 0; i < n; i++)
 			needed |= scope_counts(&metas[i]);
-		if (!needed)
-			return 0;	/* no map and nothing to put in it */
-		fd = scopes_fd(true);
-		if (fd < 0)
-			return fd;
+		/* no map and nothing to put in it: done */
+		fd = needed ? scopes_fd(true) : 0;
+		if (!needed || fd < 0) {
+			free(metas);
+			return needed ? fd : 0;
+		}
 	}
 	for (key = 0; key < OOM_POLICY_SCOPES_MAX; key++) {
 		bool keep = false;
@@ -210,6 +210,7 @@ out:
 		p_err("cannot update the policy scope map: %s", strerror(-err));
 out_reported:
 	close(fd);
+	free(metas);
 	return err;
 }
 
@@ -271,8 +272,8 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 	if (opts->name) {
 		b = builtin_find(opts->name);
 		if (!b) {
-			p_err("no built-in policy '%s' (largest-leaf, oomd, psi-declare)",
-			      opts->name);
+			p_err("no built-in policy '%s' (%s)", opts->name,
+			      policy_builtin_names(", ", base, sizeof(base)));
 			return -ENOENT;
 		}
 		snprintf(name, POLICY_NAME_LEN, "%s", b->name);
@@ -300,13 +301,43 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 		obj = bpf_object__open_file(opts->file, &open_opts);
 	}
 	if (!obj) {
+		int err = -errno;	/* p_err() may change errno */
+
 		p_err("cannot open %s: %s", opts->file ?: name,
-		      errno == EINVAL || errno == ENOEXEC ?
-		      "not a BPF object file" : strerror(errno));
-		return -errno;
+		      err == -EINVAL || err == -ENOEXEC ?
+		      "not a BPF object file" : strerror(-err));
+		return err;
 	}
 	*objp = obj;
 	return 0;
+}
+
+/*
+ * Run counts for `policy list`: the kernel counts only while the sysctl is
+ * 1. It is system-wide (every BPF program pays for the timing), so say so
+ * when we switch it on, and leave it for the admin to switch off: another
+ * tool may rely on it by then.
+ */
+static void bpf_stats_enable(void)
+{
+	static const char sysctl[] = "/proc/sys/kernel/bpf_stats_enabled";
+	char was = '0';
+	int fd;
+
+	fd = open(sysctl, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || read(fd, &was, 1) != 1 || was == '1') {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (pwrite(fd, "1", 1, 0) == 1)
+		p_info("Note: set kernel.bpf_stats_enabled=1 (system-wide) so that "
+		       "'policy list' counts runs; 'sysctl kernel.bpf_stats_enabled=0' "
+		       "undoes it");
+	else
+		p_info("Note: cannot set kernel.bpf_stats_enabled=1: 'policy list' "
+		       "shows no runs");
+	close(fd);
 }
 
 int policy_attach(const struct policy_attach_opts *opts)
@@ -372,11 +403,8 @@ int policy_attach(const struct policy_attach_opts *opts)
 
 	err = bpf_object__load(obj);
 	if (err) {
-		if (kernel_check())
-			err = -EOPNOTSUPP;
-		else
-			p_err("the kernel refused policy %s: %s%s", meta.name,
-			      strerror(-err), debug ? "" : " (-d shows the verifier log)");
+		snprintf(pin, sizeof(pin), "policy %s", meta.name);
+		load_failed(pin, err);
 		goto out;
 	}
 
@@ -455,14 +483,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 		close(names);
 	}
 
-	/* Run counts for `policy list`: the kernel counts only when asked */
-	err = open("/proc/sys/kernel/bpf_stats_enabled", O_WRONLY | O_CLOEXEC);
-	if (err >= 0) {
-		if (write(err, "1", 1) != 1)
-			p_info("cannot enable BPF run counts");
-		close(err);
-	}
-	err = 0;
+	bpf_stats_enable();
 
 	out_str("name", "attached policy %s", meta.name);
 	out_u64("prog_id", " (prog id %s", prog_id);
@@ -589,13 +610,15 @@ int policy_list(void)
 		{ "runs", "RUNS", COL_U64 },
 		{ "kills", "KILLS", COL_U64 },
 	};
-	struct policy_meta metas[256];
+	struct policy_meta *metas;
 	struct policy_stats st;
 	char buf[PATH_MAX];
 	struct table *t;
 	int n;
 
-	n = registry_list(metas, 256);
+	n = registry_list(&metas);
+	if (n < 0)
+		return n;
 	t = table_open("policies", cols, sizeof(cols) / sizeof(cols[0]));
 	for (int i = 0; i < n; i++) {
 		policy_stats(&metas[i], &st);
@@ -603,9 +626,7 @@ int policy_list(void)
 		table_str(t, metas[i].name);
 		table_str(t, hooks_str(metas[i].hooks));
 		table_u64(t, st.prog_id);
-		table_str(t, json_output ?
-			  fmt_time_iso(metas[i].attach_time_ns, buf, sizeof(buf)) :
-			  fmt_time_local(metas[i].attach_time_ns, buf, sizeof(buf)));
+		table_time(t, metas[i].attach_time_ns);
 		table_str(t, metas[i].scope_id ?
 			  cgroup_path_of_id(metas[i].scope_id, buf, sizeof(buf)) :
 			  "system");
@@ -614,6 +635,7 @@ int policy_list(void)
 		table_u64(t, st.kills);
 	}
 	table_close(t);
+	free(metas);
 	return 0;
 }
 

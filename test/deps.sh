@@ -11,6 +11,8 @@ packages=(
 	clang-19 bpftool libbpf-dev zlib1g-dev libjson-c-dev cmake pkg-config
 	# man page lint in test/unit/check-docs.sh
 	mandoc groff-base
+	# the oomctl package (cli/packaging/) and its lint
+	dpkg-dev lintian
 	# the guest: image and emulator
 	mkosi debootstrap qemu-system-x86
 )

@@ -3,44 +3,45 @@
  * hog MIB [OOM_SCORE_ADJ] [READY_FILE]: touch exactly MIB MiB of anonymous
  * memory, then create READY_FILE (if given) and sleep until killed. For the
  * shell scenarios; unlike stress-ng it neither respawns nor rewrites its
- * oom_score_adj.
+ * oom_score_adj. The C scenarios' hogs (scenario.c) do the same through the
+ * same hog_set_adj() and hog_fill().
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-	size_t bytes;
-	char *mem;
-	int fd;
+	char *end;
+	long mib;
+	int fd, err;
 
-	if (argc < 2 || atol(argv[1]) <= 0) {
+	mib = argc >= 2 ? strtol(argv[1], &end, 10) : 0;
+	if (argc < 2 || argc > 4 || mib <= 0 || *end) {
 		fprintf(stderr, "usage: hog MIB [OOM_SCORE_ADJ] [READY_FILE]\n");
 		return 2;
 	}
-	bytes = (size_t)atol(argv[1]) << 20;
-	if (argc > 2) {
-		fd = open("/proc/self/oom_score_adj", O_WRONLY);
-		if (fd < 0 || write(fd, argv[2], strlen(argv[2])) < 0) {
-			perror("hog: oom_score_adj");
+	if (argc > 2 && (err = hog_set_adj(argv[2]))) {
+		fprintf(stderr, "hog: oom_score_adj %s: %s\n", argv[2], strerror(-err));
+		return 1;
+	}
+	if ((err = hog_fill((size_t)mib * MiB))) {
+		fprintf(stderr, "hog: mmap %ld MiB: %s\n", mib, strerror(-err));
+		return 1;
+	}
+	if (argc > 3) {
+		fd = open(argv[3], O_CREAT | O_WRONLY, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "hog: %s: %s\n", argv[3], strerror(errno));
 			return 1;
 		}
 		close(fd);
 	}
-	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
-		perror("hog: mmap");
-		return 1;
-	}
-	for (size_t i = 0; i < bytes; i += 4096)
-		mem[i] = 1;
-	if (argc > 3 && (fd = open(argv[3], O_CREAT | O_WRONLY, 0644)) >= 0)
-		close(fd);
 	for (;;)
 		pause();
 }

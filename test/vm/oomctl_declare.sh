@@ -20,11 +20,11 @@ b=$(hog_start /decl/b 32 0)
 c=$(hog_start /decl/c 32 0)
 
 out=$(oomctl -j oom declare)
-check "a system-wide declared OOM is handled" test "$(jq .handled <<<"$out")" = true
+check "a system-wide declared OOM is handled" jqe '.handled == true' "$out"
 check "it reports the kill of the oom_score_adj 1000 hog" \
-	test "$(jq ".kills[0].pid" <<<"$out")" = "$a"
+	jqe ".kills[0].pid == $a" "$out"
 check "chosen by the kernel's killer" \
-	test "$(jq -r '.kills[0].chosen_by' <<<"$out")" = "the kernel's OOM killer"
+	jqe ".kills[0].chosen_by == \"the kernel's OOM killer\"" "$out"
 check "that hog is dead" wait_dead "$a" 5
 check "plain output names the victim" bash -c "'$OOMCTL' oom declare /decl/c | grep -q 'killed pid $c'"
 check "c's hog is dead" wait_dead "$c" 5
@@ -32,17 +32,17 @@ c=$(hog_start /decl/c 32 0)
 
 oomctl policy attach largest-leaf >/dev/null
 out=$(oomctl -j oom declare /decl/b)
-check "an OOM declared in /decl/b with largest-leaf attached" test "$(jq .handled <<<"$out")" = true
+check "an OOM declared in /decl/b with largest-leaf attached" jqe '.handled == true' "$out"
 check "it reports b's hog killed by largest-leaf" \
-	test "$(jq -r ".kills[] | select(.pid == $b) | .chosen_by" <<<"$out")" = largest-leaf
+	jqe "[.kills[] | select(.pid == $b) | .chosen_by] == [\"largest-leaf\"]" "$out"
 check "b's hog is dead" wait_dead "$b" 5
 check "c's hog is alive" alive "$c"
 check "the log has the declared OOM in /decl/b" \
-	test "$(oomctl -j event list | jq '[.events[] | select(.type == "oom" and .trigger == "declared" and .cgroup == "/decl/b")] | length')" = 1
+	json '[.events[] | select(.type == "oom" and .trigger == "declared" and .cgroup == "/decl/b")] | length == 1' oomctl -j event list
 oomctl policy detach largest-leaf >/dev/null
 
 out=$(oomctl -j oom declare /decl/b)
-check "an OOM in an empty memcg frees nothing" test "$(jq .handled <<<"$out")" = false
+check "an OOM in an empty memcg frees nothing" jqe '.handled == false' "$out"
 cg_remove /decl
 
 done_checks

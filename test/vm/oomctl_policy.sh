@@ -18,7 +18,7 @@ last_kill_json() {	# the newest kill record, as JSON
 check "attach the built-in largest-leaf" oomctl policy attach largest-leaf
 check "it is pinned under $pins/policy" test -e "$pins/policy/largest-leaf"
 check "a new oomctl lists it with a program id" \
-	test "$(oomctl -j policy list | jq '.policies[0].prog_id > 0 and .policies[0].name == "largest-leaf"')" = true
+	json '.policies[0].prog_id > 0 and .policies[0].name == "largest-leaf"' oomctl -j policy list
 prog=$(oomctl -j policy list | jq .policies[0].prog_id)
 check "the kernel shows its link (prog $prog)" bash -c "bpftool link show | grep -q 'prog $prog '"
 
@@ -27,14 +27,14 @@ check "the OOM killed cg4's hog (first death: $victim)" test "$victim" = cg4
 sleep 0.5
 check "cg1, cg2 and cg5's hogs survived" bash -c "$(declare -f alive); alive $PID_CG1 && alive $PID_CG2 && alive $PID_CG5"
 k=$(last_kill_json)
-check "event list names cg4's hog" test "$(jq -r .pid <<<"$k")" = "$PID_CG4"
-check "event list says largest-leaf chose it" test "$(jq -r .chosen_by <<<"$k")" = largest-leaf
-check "event list has its cgroup" test "$(jq -r .cgroup <<<"$k")" = /oomtest/cg3/cg4
-check "event list has the memory it held (> 20M)" test "$(jq -r .rss_bytes <<<"$k")" -gt $((20 << 20))
+check "event list names cg4's hog" jqe ".pid == $PID_CG4" "$k"
+check "event list says largest-leaf chose it" jqe '.chosen_by == "largest-leaf"' "$k"
+check "event list has its cgroup" jqe '.cgroup == "/oomtest/cg3/cg4"' "$k"
+check "event list has the memory it held (> 20M)" jqe ".rss_bytes > $((20 << 20))" "$k"
 check "an OOM invocation by allocation is logged" \
-	test "$(oomctl -j event list | jq '[.events[] | select(.type == "oom" and .trigger == "allocation" and .cgroup == "/oomtest")] | length > 0')" = true
-check "policy list counts one kill" test "$(oomctl -j policy list | jq '.policies[0].kills')" = 1
-check "policy list counts its runs" test "$(oomctl -j policy list | jq '.policies[0].runs >= 1')" = true
+	json 'any(.events[]; .type == "oom" and .trigger == "allocation" and .cgroup == "/oomtest")' oomctl -j event list
+check "policy list counts one kill" json '.policies[0].kills == 1' oomctl -j policy list
+check "policy list counts its runs" json '.policies[0].runs >= 1' oomctl -j policy list
 check "policy show has the details" bash -c "'$OOMCTL' policy show largest-leaf | grep -q 'kills: *1'"
 check "memory.events of cg4: oom_kill 1" grep -qx "oom_kill 1" $CG/oomtest/cg3/cg4/memory.events
 cg_remove /oomtest
@@ -42,7 +42,7 @@ cg_remove /oomtest
 # --- detach: the policy no longer runs --------------------------------------
 check "detach largest-leaf" oomctl policy detach largest-leaf
 check "its pins are gone" test ! -e "$pins/policy/largest-leaf"
-check "policy list is empty" test "$(oomctl -j policy list | jq '.policies | length')" = 0
+check "policy list is empty" json '.policies == []' oomctl -j policy list
 check "the kernel has no such link" bash -c "! bpftool link show | grep -q 'prog $prog '"
 check "the log still names largest-leaf for its kill" \
 	test "$(oomctl -j event list | jq -r "[.events[] | select(.type == \"kill\" and .pid == $PID_CG4)] | last | .chosen_by")" = largest-leaf
@@ -54,19 +54,19 @@ cg_remove /oomtest
 
 # --- dry-run: choose, log, kill nothing -------------------------------------
 check "attach largest-leaf dry-run" oomctl policy attach largest-leaf dry-run
-check "policy list says dry-run" test "$(oomctl -j policy list | jq -r '.policies[0].mode')" = dry-run
+check "policy list says dry-run" json '.policies[0].mode == "dry-run"' oomctl -j policy list
 oom_story; victim=$VICTIM
 check "dry-run killed nothing itself: the kernel picked cg1 (got $victim)" test "$victim" = cg1
 check "the log says which hog it would have killed (cg4's)" \
-	test "$(oomctl -j event list | jq "[.events[] | select(.type == \"dry-run\" and .pid == $PID_CG4 and .chosen_by == \"largest-leaf\")] | length > 0")" = true
-check "policy list counts no kill" test "$(oomctl -j policy list | jq '.policies[0].kills')" = 0
+	json "any(.events[]; .type == \"dry-run\" and .pid == $PID_CG4 and .chosen_by == \"largest-leaf\")" oomctl -j event list
+check "policy list counts no kill" json '.policies[0].kills == 0' oomctl -j policy list
 oomctl policy detach largest-leaf >/dev/null
 cg_remove /oomtest
 
 # --- scope: only OOMs inside the subtree -------------------------------------
 cg_make /elsewhere
 check "attach largest-leaf scope /elsewhere" oomctl policy attach largest-leaf scope /elsewhere
-check "policy list shows the scope" test "$(oomctl -j policy list | jq -r '.policies[0].scope')" = /elsewhere
+check "policy list shows the scope" json '.policies[0].scope == "/elsewhere"' oomctl -j policy list
 oom_story; victim=$VICTIM
 check "an OOM outside the scope is left to the kernel (got $victim)" test "$victim" = cg1
 oomctl policy detach largest-leaf >/dev/null

@@ -92,7 +92,7 @@ oomctl policy attach oomd scope /prec/b >/dev/null
 oomctl policy attach largest-leaf >/dev/null
 expect "oomd scoped, attached first" small oomd /prec/b
 check "largest-leaf ran and left the OOM to oomd" \
-	test "$(oomctl -j policy show largest-leaf | jq '.runs >= 1 and .kills == 0')" = true
+	json '.runs >= 1 and .kills == 0' oomctl -j policy show largest-leaf
 expect "an OOM outside oomd's scope" other largest-leaf /prec
 detach_all
 
@@ -167,8 +167,8 @@ prog=$(oomctl -j policy show refused | jq .prog_id)
 bss=$(bpftool -j prog show id "$prog" | jq '.map_ids[]' | while read -r m; do
 	bpftool -j map dump id "$m" 2>/dev/null
 done | jq -sc '[.. | objects | select(has("last_ret") or has("nr_tries"))] | add')
-check "the policy tried and was refused with -EPERM ($bss)" \
-	test "$(jq '.last_ret == -1 and .nr_tries >= 1' <<<"$bss")" = true
+check "the policy tried and was refused with -EPERM" \
+	jqe '.last_ret == -1 and .nr_tries >= 1' "$bss"
 k=$(oomctl -j event list | jq -c '[.events[] | select(.type == "kill")] | last')
 check "the log's last kill is that hog's" test "$(jq -r .pid <<<"$k")" = "$VICT"
 check "the log says the kernel chose it" \

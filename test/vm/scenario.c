@@ -20,6 +20,43 @@
 
 static int nr_passed, nr_failed;
 
+/*
+ * What the last hog queries saw, one line per hog, printed as "# " lines
+ * under the next check if it fails: "the hog was killed" failing then says
+ * whether it is alive, exited (and why) or died of another signal.
+ */
+#define NR_NOTES 16
+static struct {
+	const void *key;
+	char text[128];
+} notes[NR_NOTES];
+
+static void note(const void *key, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(const void *key, const char *fmt, ...)
+{
+	va_list ap;
+	int i;
+
+	for (i = 0; i < NR_NOTES && notes[i].key && notes[i].key != key; i++)
+		;
+	if (i == NR_NOTES)
+		return;	/* the first notes are kept: more are noise */
+	notes[i].key = key;
+	va_start(ap, fmt);
+	vsnprintf(notes[i].text, sizeof(notes[i].text), fmt, ap);
+	va_end(ap);
+}
+
+static void notes_flush(bool show)
+{
+	for (int i = 0; i < NR_NOTES && notes[i].key; i++) {
+		if (show)
+			printf("#   %s\n", notes[i].text);
+		notes[i].key = NULL;
+	}
+}
+
 static void cg_path(char *buf, size_t size, const char *cg, const char *file)
 {
 	snprintf(buf, size, CGROOT "/%s%s%s", cg, file ? "/" : "", file ? file : "");
@@ -105,31 +142,74 @@ void cg_destroy(const char *cg)
 		fprintf(stderr, "# could not remove cgroup %s\n", cg);
 }
 
-static void hog_main(int go_fd, int ready_fd, size_t bytes, int adj)
+int hog_set_adj(const char *adj)
 {
-	char buf[16];
-	char *mem;
-	size_t i;
-	int fd;
+	int fd, ret = 0;
 
-	snprintf(buf, sizeof(buf), "%d", adj);
 	fd = open("/proc/self/oom_score_adj", O_WRONLY);
-	if (fd < 0 || write(fd, buf, strlen(buf)) < 0)
-		_exit(2);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, adj, strlen(adj)) < 0)
+		ret = -errno;
 	close(fd);
+	return ret;
+}
 
-	if (read(go_fd, buf, 1) != 1)
-		_exit(3);
+int hog_fill(size_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *mem;
+
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		_exit(4);
-	for (i = 0; i < bytes; i += 4096)
+		return -errno;
+	for (size_t i = 0; i < bytes; i += page)
 		mem[i] = 1;
+	return 0;
+}
+
+/* The hog's exit statuses, for the notes */
+enum { HOG_ADJ = 2, HOG_GO, HOG_MMAP, HOG_READY };
+static const char *const hog_why[] = {
+	[HOG_ADJ] = "cannot set oom_score_adj",
+	[HOG_GO] = "no go from the parent",
+	[HOG_MMAP] = "mmap failed",
+	[HOG_READY] = "cannot report ready",
+};
+
+static void hog_main(int go_fd, int ready_fd, size_t bytes, int adj)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", adj);
+	if (hog_set_adj(buf))
+		_exit(HOG_ADJ);
+	if (read(go_fd, buf, 1) != 1)
+		_exit(HOG_GO);
+	if (hog_fill(bytes))
+		_exit(HOG_MMAP);
 	if (write(ready_fd, "r", 1) != 1)
-		_exit(5);
+		_exit(HOG_READY);
 	for (;;)
 		pause();
+}
+
+/* Note the hog's state (after a reap attempt) for a failing check */
+static void hog_note(struct hog *h, const char *extra)
+{
+	int st = h->status, code = WEXITSTATUS(h->status);
+
+	if (!h->reaped)
+		note(h, "hog %s (pid %d): alive%s", h->name, h->pid, extra);
+	else if (WIFSIGNALED(st))
+		note(h, "hog %s (pid %d): killed by signal %d (%s)%s", h->name,
+		     h->pid, WTERMSIG(st), strsignal(WTERMSIG(st)), extra);
+	else
+		note(h, "hog %s (pid %d): exited %d%s%s%s", h->name, h->pid, code,
+		     code >= HOG_ADJ && code <= HOG_READY ? " (" : "",
+		     code >= HOG_ADJ && code <= HOG_READY ? hog_why[code] : "",
+		     code >= HOG_ADJ && code <= HOG_READY ? ")" : "");
 }
 
 int hog_spawn(struct hog *h, const char *name, const char *cg, size_t bytes,
@@ -171,16 +251,6 @@ int hog_release(struct hog *h)
 	return write(h->go_fd, "g", 1) == 1 ? 0 : -errno;
 }
 
-bool hog_wait_ready(struct hog *h, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = h->ready_fd, .events = POLLIN };
-	char c;
-
-	if (poll(&pfd, 1, timeout_ms) != 1)
-		return false;
-	return read(h->ready_fd, &c, 1) == 1;
-}
-
 static bool hog_reap(struct hog *h)
 {
 	if (!h->reaped && waitpid(h->pid, &h->status, WNOHANG) == h->pid)
@@ -188,13 +258,32 @@ static bool hog_reap(struct hog *h)
 	return h->reaped;
 }
 
-bool hog_alive(struct hog *h)
+bool hog_wait_ready(struct hog *h, int timeout_ms)
 {
-	return !hog_reap(h);
+	struct pollfd pfd = { .fd = h->ready_fd, .events = POLLIN };
+	char c;
+
+	if (poll(&pfd, 1, timeout_ms) == 1 && read(h->ready_fd, &c, 1) == 1)
+		return true;
+	/* a dead hog's pipe reads EOF: give it time to be reaped */
+	for (int i = 0; i < 10 && !hog_reap(h); i++)
+		usleep(10000);
+	hog_note(h, ", not ready");
+	return false;
 }
 
-bool hog_killed_by_sigkill(const struct hog *h)
+bool hog_alive(struct hog *h)
 {
+	bool alive = !hog_reap(h);
+
+	hog_note(h, "");
+	return alive;
+}
+
+bool hog_killed_by_sigkill(struct hog *h)
+{
+	hog_reap(h);
+	hog_note(h, "");
 	return h->reaped && WIFSIGNALED(h->status) &&
 	       WTERMSIG(h->status) == SIGKILL;
 }
@@ -206,10 +295,14 @@ int hogs_wait_first_death(struct hog *hogs, int n, int timeout_ms)
 
 	for (waited = 0; waited <= timeout_ms; waited += 10) {
 		for (i = 0; i < n; i++)
-			if (!hogs[i].reaped && hog_reap(&hogs[i]))
+			if (!hogs[i].reaped && hog_reap(&hogs[i])) {
+				hog_note(&hogs[i], ", the first to die");
 				return i;
+			}
 		nanosleep(&ts, NULL);
 	}
+	for (i = 0; i < n; i++)
+		hog_note(&hogs[i], "");
 	return -1;
 }
 
@@ -233,6 +326,7 @@ bool check(bool cond, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+	notes_flush(!cond);
 	fflush(stdout);
 	if (cond)
 		nr_passed++;
@@ -257,5 +351,6 @@ void bail(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
+	notes_flush(true);
 	exit(1);
 }

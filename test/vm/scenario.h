@@ -31,6 +31,15 @@ uint64_t cg_id(const char *cg);
 /* Kill everything below @cg and remove it, deepest first. */
 void cg_destroy(const char *cg);
 
+/* What every hog does, also test/vm/hog (for the shell scenarios) */
+int hog_set_adj(const char *oom_score_adj);
+/* Touch @bytes of fresh anonymous memory, every page of it */
+int hog_fill(size_t bytes);
+
+/*
+ * The hog queries below note the hog's state (alive, exit status, signal);
+ * the next check prints the notes if it fails, and bail() always does.
+ */
 /* Fork a hog in cgroup @cg that will allocate @bytes with @oom_score_adj. */
 int hog_spawn(struct hog *h, const char *name, const char *cg, size_t bytes,
 	      int oom_score_adj);
@@ -38,7 +47,7 @@ int hog_release(struct hog *h);
 /* Wait until the hog touched all its memory; false if it died or timed out. */
 bool hog_wait_ready(struct hog *h, int timeout_ms);
 bool hog_alive(struct hog *h);
-bool hog_killed_by_sigkill(const struct hog *h);
+bool hog_killed_by_sigkill(struct hog *h);
 /* Index of the first of @n hogs to die within @timeout_ms, or -1. */
 int hogs_wait_first_death(struct hog *hogs, int n, int timeout_ms);
 void hogs_kill(struct hog *hogs, int n);

@@ -7,7 +7,8 @@
 # cgroup-selftests/record-expected.sh in this same environment).
 #
 # Usage (in the guest; test/vm/run):
-#   cgroup_selftests.sh BUILD_DIR [--expected FILE]   both passes, compare
+#   cgroup_selftests.sh BUILD_DIR [--expected FILE] [--pass no-policy|largest-leaf]
+#                                     both passes (or the one named), compare
 #   cgroup_selftests.sh BUILD_DIR --record FILE        no policy only; write
 #                                                      the results to FILE
 # Prints TAP (one check per case and pass: "result equals the pristine
@@ -34,11 +35,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:?usage: cgroup_selftests.sh BUILD_DIR [--expected FILE | --record FILE]}
 shift
-expected=$here/cgroup-selftests/expected.txt record=""
+expected=$here/cgroup-selftests/expected.txt record="" pass=both
 while [ $# -gt 0 ]; do
 	case $1 in
 	--expected) expected=${2:?}; shift 2 ;;
 	--record) record=${2:?}; shift 2 ;;
+	--pass)
+		case ${2:-} in
+		no-policy|largest-leaf) pass=$2; shift 2 ;;
+		*) echo "--pass takes no-policy or largest-leaf" >&2; exit 2 ;;
+		esac ;;
 	*) echo "unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -219,7 +225,11 @@ if [ -n "$record" ]; then
 	exit 0
 fi
 
-run_all "no policy"
+[ "$pass" = largest-leaf ] || run_all "no policy"
+if [ "$pass" = no-policy ]; then
+	done_checks
+	exit
+fi
 
 check "attach largest-leaf" oomctl policy attach largest-leaf
 run_all "largest-leaf"

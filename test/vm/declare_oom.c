@@ -32,20 +32,6 @@ static int declare(uint64_t cgid, int order)
 	return args.ret;
 }
 
-static long vmstat_oom_kill(void)
-{
-	char line[128];
-	long val = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "oom_kill %ld", &val) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return val;
-}
-
 int main(void)
 {
 	struct oom_declare_bpf *skel;

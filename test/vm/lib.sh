@@ -53,6 +53,29 @@ fails() {
 	[ "$rc" -ne 0 ] && [ -n "$err" ] && [[ $err != *$'\n'* ]]
 }
 
+# oom_kills: the kernel's count of OOM kills (/proc/vmstat oom_kill)
+oom_kills() {
+	local key val
+	while read -r key val; do
+		[ "$key" = oom_kill ] && { echo "$val"; return 0; }
+	done </proc/vmstat
+	return 1
+}
+
+# refused LINE COMMAND...: it exits 1, its stderr is exactly LINE
+refused() {
+	local line=$1 err rc; shift
+	err=$("$@" 2>&1 >/dev/null); rc=$?
+	echo "exit $rc, stderr: $err"
+	[ "$rc" -eq 1 ] && [ "$err" = "$line" ]
+}
+
+# no_events COND: no logged event (JSON of `oomctl -j event list` in $ev)
+# satisfies jq's COND; shows those that do
+no_events() {
+	local e; e=$(jq -c "[.events[] | select($1)]" <<<"$ev"); echo "$e"; [ "$e" = "[]" ]
+}
+
 cg_make() {	# cg_make PATH [memory.max]: with +memory on the way down
 	local path=$1 p=""
 	echo +memory > "$CG/cgroup.subtree_control"

@@ -11,18 +11,6 @@ build=${1:?usage: oomctl_panic_on_oom.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
-oom_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
-# refused LINE COMMAND...: it exits 1, its stderr is exactly LINE
-refused() {
-	local line=$1 err rc; shift
-	err=$("$@" 2>&1 >/dev/null); rc=$?
-	echo "exit $rc, stderr: $err"
-	[ "$rc" -eq 1 ] && [ "$err" = "$line" ]
-}
-# no_events COND: no logged event (in $ev) satisfies jq's COND; shows those that do
-no_events() {
-	local e; e=$(jq -c "[.events[] | select($1)]" <<<"$ev"); echo "$e"; [ "$e" = "[]" ]
-}
 panic_on_oom() { echo "$1" > /proc/sys/vm/panic_on_oom; }
 
 cg_remove /pan

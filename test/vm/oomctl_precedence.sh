@@ -13,8 +13,6 @@ OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
 pins=/sys/fs/bpf/oomctl
 
-vmstat_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
-
 # /prec/b holds big (40M) and small (16M), /prec/other 60M. big carries
 # user.oomd_omit, so in /prec/b largest-leaf picks big and oomd small.
 BIG=0 SMALL=0 OTHER=0
@@ -34,7 +32,7 @@ setfattr -n user.oomd_omit -v 1 $CG/prec/b/big || bail "no user xattrs on cgroup
 one_oom() {
 	local k0 h
 	hogs
-	k0=$(vmstat_kills)
+	k0=$(oom_kills)
 	oomctl oom declare "$1" >/dev/null
 	VICTIM=none
 	for _ in $(seq 50); do
@@ -45,7 +43,7 @@ one_oom() {
 		sleep 0.1
 	done
 	sleep 0.5	# a second kill would show by now
-	KILLS=$(( $(vmstat_kills) - k0 ))
+	KILLS=$(( $(oom_kills) - k0 ))
 	CHOSEN_BY=$(oomctl -j event list | jq -r '[.events[] | select(.type == "kill")] | last | .chosen_by')
 }
 
@@ -158,11 +156,11 @@ PROT=$(hog_start /refused 30 -1000)
 VICT=$(hog_start /refused 10 0)
 cp "$build/bpf/refused_kill.bpf.o" /tmp/refused.bpf.o
 check "attach a policy whose kills are refused" oomctl policy attach /tmp/refused.bpf.o
-k0=$(vmstat_kills)
+k0=$(oom_kills)
 check "declare an OOM in /refused" oomctl oom declare /refused
 check "the kernel's killer killed the other hog" wait_dead "$VICT" 10
 check "the protected hog lives" alive "$PROT"
-check "one oom_kill" test "$(( $(vmstat_kills) - k0 ))" = 1
+check "one oom_kill" test "$(( $(oom_kills) - k0 ))" = 1
 prog=$(oomctl -j policy show refused | jq .prog_id)
 bss=$(bpftool -j prog show id "$prog" | jq '.map_ids[]' | while read -r m; do
 	bpftool -j map dump id "$m" 2>/dev/null

@@ -84,20 +84,6 @@ int declare(uint64_t cgid)
 	return args.ret;
 }
 
-long vmstat_oom_kill(void)
-{
-	char line[128];
-	long val = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "oom_kill %ld", &val) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return val;
-}
-
 static void write_file(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY);

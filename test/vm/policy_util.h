@@ -31,7 +31,6 @@ void tracer_attach(struct named_victim_bpf *skel);
 void declare_init(void);
 /* bpf_out_of_memory() in the cgroup @cgid (0: system-wide), order 0 */
 int declare(uint64_t cgid);
-long vmstat_oom_kill(void);
 
 /*
  * Starving: the scenario runs SCHED_FIFO on CPU 0 with RT throttling off,

@@ -110,20 +110,6 @@ static int write_file(const char *path, const char *val)
 	return ret;
 }
 
-static long vmstat_oom_kill(void)
-{
-	char line[128];
-	long val = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "oom_kill %ld", &val) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return val;
-}
-
 /* A trigger written to a pressure file, held open by this process */
 static int fd_trigger(const char *path)
 {

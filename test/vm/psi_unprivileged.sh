@@ -11,12 +11,9 @@ build=${1:?usage: psi_unprivileged.sh BUILD_DIR}
 . "$(dirname "$0")/lib.sh"
 OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
-oom_kills() { awk '$1 == "oom_kill" { print $2 }' /proc/vmstat; }
 QUIET=10	# seconds of pressure with only nobody's triggers armed: 5 of their 2 s windows
 # events COND: the logged events (in $ev) for which jq's COND holds, on one line
 events() { jq -c "[.events[] | select($1)]" <<<"$ev"; }
-# no_events COND: there are none (shows them otherwise)
-no_events() { local e; e=$(events "$1"); echo "$e"; [ "$e" = "[]" ]; }
 
 cg_remove /psiu
 cg_make /psiu/cg1

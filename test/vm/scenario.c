@@ -354,3 +354,18 @@ void bail(const char *fmt, ...)
 	notes_flush(true);
 	exit(1);
 }
+
+/* The kernel's count of OOM kills (/proc/vmstat oom_kill), or -1 */
+long vmstat_oom_kill(void)
+{
+	char line[128];
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "oom_kill %ld", &val) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return val;
+}

@@ -27,6 +27,8 @@ int cg_create(const char *cg);
 int cg_write(const char *cg, const char *file, const char *val);
 int cg_read(const char *cg, const char *file, char *buf, size_t size);
 long cg_read_key(const char *cg, const char *file, const char *key);
+/* The kernel's count of OOM kills (/proc/vmstat oom_kill), or -1 */
+long vmstat_oom_kill(void);
 uint64_t cg_id(const char *cg);
 /* Kill everything below @cg and remove it, deepest first. */
 void cg_destroy(const char *cg);

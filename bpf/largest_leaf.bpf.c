@@ -15,11 +15,15 @@
  * When another attached policy is scoped deeper and its scope holds the
  * OOM, leave the OOM to it (oom_scope.bpf.h).
  *
+ * `oomctl policy explain` runs the same choice from the syscall program
+ * explain (oom_explain.bpf.h).
+ *
  * The algorithm of the BPF OOM RFC's selftest, which killed every process
  * of the leaf.
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
+#include "oom_explain.bpf.h"
 #include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -32,18 +36,21 @@ __u64 nr_runs;
 __u64 nr_kills;
 __u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
-SEC("fmod_ret.s/bpf_handle_out_of_memory")
-int BPF_PROG(largest_leaf, struct oom_control *oc)
+/*
+ * The choice, shared by the OOM hook (@ex NULL) and policy explain: the
+ * process to kill below @root, referenced, or NULL. Explain checks every
+ * leaf for -1000 holders, so that it can show the skipped ones; the hook
+ * checks only a leaf that would win, which chooses the same.
+ */
+static __always_inline struct task_struct *
+largest_leaf_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 {
-	struct mem_cgroup *root, *memcg, *victim = NULL;
+	struct mem_cgroup *memcg, *victim = NULL;
 	unsigned long usage, cache, max_usage = 0;
 	struct cgroup_subsys_state *pos;
+	struct oom_explain_record rec;
 	struct task_struct *biggest;
-	bool killed = false;
-
-	root = oom_policy_enter(oc, scope_cgroup_id, &nr_runs, &nr_deferred);
-	if (!root)
-		return 0;
+	bool killable;
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_POST) {
@@ -56,7 +63,18 @@ int BPF_PROG(largest_leaf, struct oom_control *oc)
 		usage = bpf_mem_cgroup_usage(memcg, false);
 		cache = bpf_mem_cgroup_page_state(memcg, NR_FILE_PAGES);
 		usage = usage > cache ? usage - cache : 0;
-		if (usage > max_usage && memcg_killable(memcg)) {
+		killable = (ex || usage > max_usage) && memcg_killable(memcg);
+		if (ex) {
+			rec = (struct oom_explain_record){
+				.cgroup_id = pos->cgroup->kn->id,
+				.usage = usage * kernel_page_size(),
+				.cache = cache * kernel_page_size(),
+				.flags = OOM_EXPLAIN_CACHE |
+					 (killable ? 0 : OOM_EXPLAIN_PROTECTED),
+			};
+			oom_explain_emit(ex, &rec);
+		}
+		if (usage > max_usage && killable) {
 			max_usage = usage;
 			if (victim)
 				bpf_put_mem_cgroup(victim);
@@ -67,13 +85,13 @@ int BPF_PROG(largest_leaf, struct oom_control *oc)
 	bpf_rcu_read_unlock();
 
 	if (!victim)
-		goto out;
+		return NULL;
+	if (ex)
+		ex->victim_cgroup_id = memcg_cgroup_id(victim);
 	biggest = memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
-	if (biggest)
-		killed = oom_kill_or_log(ctx, oc, biggest, "largest-leaf",
-					 dry_run, &nr_kills);
-out:
-	bpf_put_mem_cgroup(root);
-	return killed;
+	return biggest;
 }
+
+/* The OOM hook largest_leaf and its explain program */
+OOM_POLICY(largest_leaf, "largest-leaf", largest_leaf_choose)

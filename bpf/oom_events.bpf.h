@@ -27,6 +27,28 @@ struct {
 } oom_events_head SEC(".maps");
 
 /*
+ * Scratch space of oom_event_cgroup_path(): the name being copied, and the
+ * path, built backwards from the end of the first half of @path (the rest
+ * is room for a masked offset plus a name, which the verifier asks for).
+ * Not per-CPU, as a preempted writer would share it: the writer of record
+ * seq uses entry (seq - 1) % OOM_PATH_SCRATCH_MAX, its own unless as many
+ * writers are in flight at once.
+ */
+#define OOM_PATH_SCRATCH_MAX	256	/* a power of two */
+
+struct oom_path_scratch {
+	char name[NAME_MAX + 1];
+	char path[2 * OOM_CGROUP_PATH_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OOM_PATH_SCRATCH_MAX);
+	__type(key, u32);
+	__type(value, struct oom_path_scratch);
+} oom_path_scratch SEC(".maps");
+
+/*
  * Claim the next record, cleared, with seq 0 until oom_event_commit(): the
  * writer's half of the seqlock protocol in oom_shared.h. The atomic
  * exchanges are full barriers (BPF atomics with a fetch are fully ordered):
@@ -65,6 +87,82 @@ static __always_inline u64 task_memcg_id(struct task_struct *task)
 	return BPF_CORE_READ(task, cgroups, subsys[memory_cgrp_id], cgroup, kn, id);
 }
 
+/* The kernfs node of @task's memcg, as a number for oom_event_cgroup_path() */
+static __always_inline u64 task_memcg_kn(struct task_struct *task)
+{
+	return (u64)BPF_CORE_READ(task, cgroups, subsys[memory_cgrp_id], cgroup, kn);
+}
+
+/*
+ * Set @e->cgroup_path, of record @seq, to the path of the cgroup whose
+ * kernfs node is at @kn (0: none, the path stays empty), in the form and
+ * with the cut of oom_shared.h: the names from the leaf up to the root,
+ * each put in front of the ones before. Global, so the verifier checks the
+ * walk once, not in every caller; hence @kn a number, as a global function
+ * takes no kernel pointer, and read with probes. Returns 0.
+ */
+__noinline int oom_event_cgroup_path(struct oom_event *e, u64 seq, u64 kn)
+{
+	u32 slot = (seq - 1) & (OOM_PATH_SCRATCH_MAX - 1);
+	/* the path so far is s->path[pos, OOM_CGROUP_PATH_LEN) */
+	u64 pos = OOM_CGROUP_PATH_LEN - 1;
+	struct oom_path_scratch *s;
+	struct kernfs_node *node = (void *)kn, *parent;
+	long n, keep;
+	int level;
+
+	if (!e || !kn)
+		return 0;
+	s = bpf_map_lookup_elem(&oom_path_scratch, &slot);
+	if (!s)
+		return 0;
+	s->path[OOM_CGROUP_PATH_LEN - 1] = '\0';
+	for (level = 0; level < OOM_CGROUP_PATH_DEPTH; level++) {
+		parent = BPF_CORE_READ(node, parent);
+		if (!parent)		/* the root, whose name is no part of it */
+			break;
+		n = bpf_probe_read_kernel_str(s->name, sizeof(s->name),
+					      BPF_CORE_READ(node, name));
+		if (n < 2)		/* unreadable: better no path than a wrong one */
+			return 0;
+		n = (n - 1) & NAME_MAX;	/* without the NUL; the mask is for the verifier */
+		if (n + 1 > (long)pos - OOM_CGROUP_PATH_CUT_LEN)
+			goto cut;
+		pos = (pos - n) & (OOM_CGROUP_PATH_LEN - 1);
+		bpf_probe_read_kernel(s->path + pos, n, s->name);
+		pos = (pos - 1) & (OOM_CGROUP_PATH_LEN - 1);
+		s->path[pos] = '/';
+		node = parent;
+	}
+	if (level == OOM_CGROUP_PATH_DEPTH) {	/* deeper still (cannot fit) */
+		n = 0;
+		goto cut;
+	}
+	if (pos == OOM_CGROUP_PATH_LEN - 1) {	/* the root cgroup itself */
+		pos--;
+		s->path[pos] = '/';
+	}
+	goto copy;
+cut:
+	/* as much of the name's end as fits, then the marker */
+	keep = (long)pos - OOM_CGROUP_PATH_CUT_LEN;
+	if (keep > n)
+		keep = n;
+	if (keep < 0)
+		keep = 0;
+	keep &= OOM_CGROUP_PATH_LEN - 1;
+	pos = (pos - keep) & (OOM_CGROUP_PATH_LEN - 1);
+	bpf_probe_read_kernel(s->path + pos, keep, s->name + (n - keep));
+	pos = (pos - OOM_CGROUP_PATH_CUT_LEN) & (OOM_CGROUP_PATH_LEN - 1);
+	for (level = 0; level < OOM_CGROUP_PATH_CUT_LEN; level++)
+		s->path[pos + level] = OOM_CGROUP_PATH_CUT[level];
+copy:
+	pos &= OOM_CGROUP_PATH_LEN - 1;
+	bpf_probe_read_kernel(e->cgroup_path, OOM_CGROUP_PATH_LEN - pos,
+			      s->path + pos);
+	return 0;
+}
+
 /* A dry-run policy's "would kill" record; the policy's cookie is its own. */
 static __always_inline void oom_event_dry_run(void *ctx,
 					      struct task_struct *task,
@@ -78,6 +176,7 @@ static __always_inline void oom_event_dry_run(void *ctx,
 		return;
 	e->pid = task->tgid;
 	e->cgroup_id = task_memcg_id(task);
+	oom_event_cgroup_path(e, seq, task_memcg_kn(task));
 	e->policy_cookie = bpf_get_attach_cookie(ctx);
 	e->rss_bytes = task_rss_bytes(task);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);

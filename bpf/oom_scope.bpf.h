@@ -32,22 +32,22 @@ struct {
 
 /*
  * Whether an attached policy with a scope strictly below @scope_id (0 or 1:
- * system-wide) contains the OOM's memcg. Call it only for an OOM inside
- * @scope_id. A system-wide OOM is in no scoped policy's scope.
+ * system-wide) contains the OOM's memcg, the cgroup @oom_id (0: a
+ * system-wide OOM, which is in no scoped policy's scope). Call it only for
+ * an OOM inside @scope_id. By id, so that policy explain (oom_explain.bpf.h)
+ * asks the same question for a pretended OOM.
  */
-static __always_inline bool oom_defer_to_deeper(struct oom_control *oc,
-						u64 scope_id)
+static __always_inline bool oom_id_defers_to_deeper(u64 oom_id, u64 scope_id)
 {
-	struct mem_cgroup *memcg = oc->memcg;
 	struct cgroup *cg, *scope, *ancestor;
 	struct oom_policy_scope *slot;
 	bool deeper = false;
 	int level = 0, *i;
 	u32 key;
 
-	if (!memcg)
+	if (!oom_id)
 		return false;
-	cg = bpf_cgroup_from_id(memcg_cgroup_id(memcg));
+	cg = bpf_cgroup_from_id(oom_id);
 	if (!cg)
 		return false;
 	if (scope_id > 1) {
@@ -83,6 +83,15 @@ static __always_inline bool oom_defer_to_deeper(struct oom_control *oc,
 	}
 	bpf_cgroup_release(cg);
 	return deeper;
+}
+
+/* oom_id_defers_to_deeper() for the OOM @oc */
+static __always_inline bool oom_defer_to_deeper(struct oom_control *oc,
+						u64 scope_id)
+{
+	struct mem_cgroup *memcg = oc->memcg;
+
+	return memcg && oom_id_defers_to_deeper(memcg_cgroup_id(memcg), scope_id);
 }
 
 /*

@@ -68,6 +68,24 @@ struct oom_policy_scope {
 #define OOM_MESSAGE_LEN		64
 #define OOM_COMM_LEN		16
 
+/*
+ * Each record keeps its cgroup's path as it was at the event, relative to
+ * the cgroup2 root ("/a/b", "/" for the root, "" for none), so that the log
+ * names a cgroup removed since. A path of more than OOM_CGROUP_PATH_KEEP
+ * bytes keeps its last OOM_CGROUP_PATH_KEEP bytes (the leaf end, cut
+ * anywhere, even inside a name) behind OOM_CGROUP_PATH_CUT: a whole path
+ * begins with '/', a cut one with "...". For example, with 10 bytes
+ * kept, /a/bcdef/ghij is ...bcdef/ghij. A system-wide event (cgroup_id 0)
+ * has "", and so has a record whose walk failed.
+ */
+#define OOM_CGROUP_PATH_LEN	256	/* a power of two; with the NUL */
+#define OOM_CGROUP_PATH_CUT	"..."
+#define OOM_CGROUP_PATH_CUT_LEN	3
+#define OOM_CGROUP_PATH_KEEP	(OOM_CGROUP_PATH_LEN - 1 - OOM_CGROUP_PATH_CUT_LEN)
+/* Levels walked at most: each takes 2 bytes or more ("/x"), so a deeper
+ * cgroup's path is cut before the walk ends */
+#define OOM_CGROUP_PATH_DEPTH	(OOM_CGROUP_PATH_KEEP / 2 + 1)
+
 enum oom_event_type {
 	OOM_EVENT_INVOKE = 1,	/* out_of_memory() ran */
 	OOM_EVENT_KILL,		/* a task was killed (marked OOM victim) */
@@ -94,6 +112,7 @@ struct oom_event {
 	s32 result;		/* invoke: handled (1) or not (0) */
 	char comm[OOM_COMM_LEN];
 	char message[OOM_MESSAGE_LEN];	/* the policy's message */
+	char cgroup_path[OOM_CGROUP_PATH_LEN];	/* cgroup_id's, see above */
 };
 
 /* The seqlock check above: whether @copy, read between @seq_before and

@@ -17,9 +17,15 @@
  *
  * When another attached policy is scoped deeper and its scope holds the
  * OOM, leave the OOM to it (oom_scope.bpf.h).
+ *
+ * `oomctl policy explain` runs the same choice from the syscall program
+ * explain (oom_explain.bpf.h), which reads last_pgscan but never writes
+ * it: explain does not move the window. oomctl gives it the attached
+ * policy's map, or a fresh one (every window since boot).
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
+#include "oom_explain.bpf.h"
 #include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -35,12 +41,18 @@ __u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
  * least recently seen, which then count their whole pgscan as new */
 #define OOMD_UNITS_MAX		16384
 
-/* pgscan of each unit when this policy last ran, for the delta */
+/* pgscan of each unit when this policy last ran, for the delta, and when
+ * (boot-time ns), the start of the window explain shows */
+struct last_seen {
+	u64 pgscan;
+	u64 time_ns;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, OOMD_UNITS_MAX);
 	__type(key, u64);
-	__type(value, u64);
+	__type(value, struct last_seen);
 } last_pgscan SEC(".maps");
 
 struct rank {
@@ -124,21 +136,25 @@ subtree_first_task(struct mem_cgroup *memcg)
 	return first;
 }
 
-SEC("fmod_ret.s/bpf_handle_out_of_memory")
-int BPF_PROG(oomd, struct oom_control *oc)
+/*
+ * The choice, shared by the OOM hook (@ex NULL) and policy explain: the
+ * process to kill below @root, referenced, or NULL. The hook moves each
+ * eligible unit's window (last_pgscan); explain reads it only, and also
+ * measures the units it skips, to show them.
+ */
+static __always_inline struct task_struct *
+oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 {
-	struct mem_cgroup *root, *memcg, *victim;
+	struct oom_explain_record rec;
+	struct mem_cgroup *memcg, *victim;
 	struct rank best = {}, cur;
 	struct cgroup_subsys_state *pos;
 	int skip_below = -1, level;
-	struct task_struct *task;
-	u64 id, scan, *last, victim_id = 0;
+	struct last_seen *last, now;
+	u64 id, victim_id = 0;
 	struct cgroup *victim_cg;
-	bool killed = false;
-
-	root = oom_policy_enter(oc, scope_cgroup_id, &nr_runs, &nr_deferred);
-	if (!root)
-		return 0;
+	struct task_struct *task;
+	u32 skip;
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
@@ -159,17 +175,44 @@ int BPF_PROG(oomd, struct oom_control *oc)
 		else if (!leaf)
 			goto next;
 		id = cg->kn->id;
-		if (cgroup_marked(id, false) ||
-		    !memcg_killable(memcg))
-			goto next;
+		if (!ex) {
+			if (cgroup_marked(id, false) || !memcg_killable(memcg))
+				goto next;
+			skip = 0;
+		} else {
+			/* explain measures the skipped units too, to show them */
+			/* arithmetic, not branches: fewer states to verify */
+			skip = (u32)cgroup_marked(id, false) * OOM_EXPLAIN_OMIT |
+			       (u32)!memcg_killable(memcg) * OOM_EXPLAIN_PROTECTED;
+		}
 
-		scan = memcg_pgscan(memcg);
+		now.pgscan = memcg_pgscan(memcg);
+		now.time_ns = bpf_ktime_get_boot_ns();
 		last = bpf_map_lookup_elem(&last_pgscan, &id);
-		cur.pgscan_delta = last && *last <= scan ? scan - *last : scan;
-		bpf_map_update_elem(&last_pgscan, &id, &scan, BPF_ANY);
+		cur.pgscan_delta = last && last->pgscan <= now.pgscan ?
+				   now.pgscan - last->pgscan : now.pgscan;
+		if (ex) {
+			rec = (struct oom_explain_record){
+				.cgroup_id = id,
+				.pgscan = now.pgscan,
+				.pgscan_delta = cur.pgscan_delta,
+				.last_ns = last ? last->time_ns : 0,
+			};
+		} else {
+			bpf_map_update_elem(&last_pgscan, &id, &now, BPF_ANY);
+		}
 		cur.usage = bpf_mem_cgroup_usage(memcg, false);
 		cur.avoid = cgroup_marked(id, true);
 		cur.group = !leaf;
+		if (ex) {
+			rec.usage = cur.usage * kernel_page_size();
+			rec.flags = skip | OOM_EXPLAIN_PGSCAN |
+				    (u32)cur.avoid * OOM_EXPLAIN_AVOID |
+				    (u32)cur.group * OOM_EXPLAIN_GROUP;
+			oom_explain_emit(ex, &rec);
+			if (skip)
+				goto next;
+		}
 
 		/*
 		 * The best unit so far by id, not by reference: a reference
@@ -188,19 +231,20 @@ next:
 	/* The unit may be removed meanwhile: then there is nothing to kill */
 	victim_cg = victim_id ? bpf_cgroup_from_id(victim_id) : NULL;
 	if (!victim_cg)
-		goto out;
+		return NULL;
 	victim = bpf_get_mem_cgroup(&victim_cg->self);
 	bpf_cgroup_release(victim_cg);
 	if (!victim)
-		goto out;
+		return NULL;
+	if (ex)
+		ex->victim_cgroup_id = victim_id;
 
 	/* A leaf loses its biggest process; killing any task of an
 	 * oom.group unit kills the whole unit */
 	task = best.group ? subtree_first_task(victim) : memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
-	if (task)
-		killed = oom_kill_or_log(ctx, oc, task, "oomd", dry_run, &nr_kills);
-out:
-	bpf_put_mem_cgroup(root);
-	return killed;
+	return task;
 }
+
+/* The OOM hook oomd and its explain program */
+OOM_POLICY(oomd, "oomd", oomd_choose)

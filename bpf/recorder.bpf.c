@@ -9,6 +9,9 @@
  * killer and bpf_oom_kill_process() reach. A kill inside a
  * bpf_oom_kill_process() call of the same thread is the policy's: its
  * attach cookie (oc->bpf_policy_cookie) and message name it.
+ *
+ * Each record names its cgroup by id and by path (oom_event_cgroup_path()),
+ * the path kept for after the cgroup is removed.
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
@@ -69,6 +72,9 @@ int BPF_PROG(record_oom, struct oom_control *oc)
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->cgroup_id = oom_cgroup_id(oc);
+	if (e->cgroup_id)
+		oom_event_cgroup_path(e, seq, (u64)BPF_CORE_READ(oc, memcg,
+							       css.cgroup, kn));
 	if (!oc->bpf_declared)
 		e->trigger = OOM_TRIGGER_ALLOCATION;
 	else if (bpf_map_lookup_elem(&psi_handlers, &tid))
@@ -113,6 +119,7 @@ int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 		return 0;
 	e->pid = task->tgid;
 	e->cgroup_id = task_memcg_id(task);
+	oom_event_cgroup_path(e, seq, task_memcg_kn(task));
 	e->rss_bytes = task_rss_bytes(task);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
 
@@ -148,6 +155,15 @@ int BPF_PROG(enter_psi_handler, struct psi_trigger *t)
 	if (!e)
 		return 0;
 	e->cgroup_id = t->cgroup_id;
+	if (e->cgroup_id) {
+		/* referenced: the trigger names its cgroup by id only */
+		struct cgroup *cg = bpf_cgroup_from_id(e->cgroup_id);
+
+		if (cg) {
+			oom_event_cgroup_path(e, seq, (u64)BPF_CORE_READ(cg, kn));
+			bpf_cgroup_release(cg);
+		}
+	}
 	e->trigger = t->state;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

@@ -41,6 +41,8 @@ struct memcg_list_opts {
 };
 
 int memcg_list(const struct memcg_list_opts *opts);
+/* its columns, for -o (memcg_render.c) */
+extern const struct listing memcg_listing;
 
 /* memcg show CGROUP */
 int memcg_show(const struct cgroup_ref *cg);
@@ -50,6 +52,7 @@ const char *policy_builtin_names(const char *sep, char *buf, size_t size);
 
 /* policy list */
 int policy_list(void);
+extern const struct listing policy_listing;
 
 /* policy show NAME */
 int policy_show(const char *name);
@@ -67,8 +70,17 @@ int policy_attach(const struct policy_attach_opts *opts);
 /* policy detach NAME */
 int policy_detach(const char *name);
 
+/* policy explain [NAME] [CGROUP] (policy_explain.c) */
+struct policy_explain_opts {
+	const char *name;		/* NULL: every attached OOM policy */
+	const struct cgroup_ref *oom;	/* the pretended OOM; NULL: system-wide */
+};
+
+int policy_explain(const struct policy_explain_opts *opts);
+
 /* psi list */
 int psi_list(void);
+extern const struct listing psi_listing;
 
 /* psi add CGROUP { some | full } STALL WINDOW */
 struct psi_add_opts {
@@ -109,5 +121,36 @@ int event_list(const struct event_list_opts *opts);
 
 /* event watch */
 int event_watch(void);
+
+/* event export --prometheus [FILE] */
+struct event_export_opts {
+	const char *file;		/* NULL: stdout; else replaced atomically */
+};
+
+int event_export(const struct event_export_opts *opts);
+
+/* Shared by the backends */
+
+/* One kernel-owned PSI trigger, a line of /proc/pressure/bpf_triggers */
+struct kernel_trigger {
+	int id;
+	uint64_t cgroup_id;
+	char resource[16];
+	char kind[8];
+	uint64_t threshold_us;
+	uint64_t window_us;
+	uint64_t events;
+};
+int kernel_triggers_read(struct kernel_trigger **trsp);	/* psi_backend.c */
+
+struct policy_meta;
+/* The kernel's view of an attached policy: its links, programs, counters */
+struct policy_stats {
+	uint32_t prog_id;
+	uint32_t link_id;
+	uint64_t runs;
+	uint64_t kills;
+};
+void policy_stats(const struct policy_meta *meta, struct policy_stats *st);
 
 #endif /* OOMCTL_BACKEND_H */

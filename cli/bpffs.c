@@ -57,8 +57,12 @@ int state_init(void)
 
 int state_lock(void)
 {
-	int fd = open(bpffs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	static bool held;	/* a second flock() of ours would wait forever */
+	int fd;
 
+	if (held)
+		return 0;
+	fd = open(bpffs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* Held until exit; bpffs directories can be flock()ed */
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		int err = -errno;	/* p_err() may change errno */
@@ -66,6 +70,7 @@ int state_lock(void)
 		p_err("cannot lock %s: %s", bpffs_dir, strerror(-err));
 		return err;
 	}
+	held = true;
 	return 0;
 }
 
@@ -106,6 +111,35 @@ int state_unpin_dir(const char *dir)
 	return err;
 }
 
+/*
+ * An older oomctl's log, whose records have another layout (struct
+ * oom_event's size tells): it would be misread, and the programs here
+ * cannot share its maps. Unpin it and its recorder, for a new one.
+ */
+static void drop_stale_log(const char *recorder_dir)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+	char pin[PATH_MAX];
+	int fd = state_map_fd("events");
+	bool stale;
+
+	if (fd < 0)
+		return;
+	stale = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		info.value_size != sizeof(struct oom_event);
+	close(fd);
+	if (!stale)
+		return;
+	p_info("the event log under %s is in an older format: starting a new one",
+	       bpffs_dir);
+	state_unpin_dir(recorder_dir);
+	state_path(pin, sizeof(pin), "events");
+	unlink(pin);
+	state_path(pin, sizeof(pin), "events_head");
+	unlink(pin);
+}
+
 int recorder_ensure(void)
 {
 	static const char * const names[] = { "events", "events_head", "policy_kills" };
@@ -119,6 +153,7 @@ int recorder_ensure(void)
 
 	if (state_path(dir, sizeof(dir), "recorder"))
 		return -ENAMETOOLONG;
+	drop_stale_log(dir);
 	if (!stat(dir, &st))
 		return 0;
 
@@ -322,4 +357,39 @@ const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size)
 	if (fd >= 0)
 		close(fd);
 	return buf;
+}
+
+int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
+		      int max)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	state_path(dir, sizeof(dir), "policy/%s", name);
+	d = opendir(dir);
+	while (d && n < max && (de = readdir(d))) {
+		struct bpf_link_info li = {};
+		__u32 len = sizeof(li);
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
+			if (prog_ids)
+				prog_ids[n] = li.prog_id;
+			if (link_ids)
+				link_ids[n] = li.id;
+			n++;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return n;
 }

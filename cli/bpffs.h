@@ -81,6 +81,13 @@ int registry_get(const char *name, struct policy_meta *meta);
  */
 int registry_list(struct policy_meta **metas);
 int policy_names_fd(bool create);
+/*
+ * The programs of policy @name's pinned links (policy/NAME/): their prog ids
+ * in @prog_ids and link ids in @link_ids (either may be NULL), at most @max;
+ * returns the count.
+ */
+int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
+		      int max);
 const char *policy_name_of_cookie(uint64_t cookie, char *buf, size_t size);
 
 #endif /* OOMCTL_BPFFS_H */

@@ -33,6 +33,12 @@ int do_dump(int argc, char **argv)
 
 	if (argc > 0)
 		return cmd_select(cmds, argc, argv);
+	/* four lists with four column sets: -o could name none of them well */
+	if (out_columns) {
+		p_err("-o/--output does not apply to dump, which prints several "
+		      "lists");
+		return OOMCTL_EXIT_USAGE;
+	}
 
 	/* As systemd's oomctl dump: what acts first, then what it watches */
 	/* stop at the first failure: one error, and it is the cause */

@@ -1,8 +1,10 @@
 /* event list/watch: the OOM event log kept in the kernel (recorder.bpf.c). */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -93,15 +95,47 @@ static const char *psi_state_str(uint32_t state)
 	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
 }
 
+/*
+ * Whether the cgroup of @e is gone: not when its recorded path still leads
+ * to it (no privilege needed), else not when its id still opens (it moved,
+ * or the path was cut). Without CAP_DAC_READ_SEARCH a moved cgroup looks
+ * removed.
+ */
+static bool event_cgroup_removed(const struct oom_event *e, const char *path)
+{
+	char fspath[PATH_MAX], live[PATH_MAX];
+	const char *fs = strcmp(cgroupfs_dir, "/") ? cgroupfs_dir : "";
+	uint64_t id;
+
+	if (e->cgroup_id <= 1)
+		return false;
+	if (path[0] == '/' &&
+	    snprintf(fspath, sizeof(fspath), "%s%s", fs, path) <
+	    (int)sizeof(fspath) &&
+	    !cgroup_id_from_path(fspath, &id) && id == e->cgroup_id)
+		return false;
+	return cgroup_path_of_id(e->cgroup_id, live, sizeof(live))[0] == '(';
+}
+
 void event_print(const struct oom_event *e)
 {
-	char cg[PATH_MAX], name[64];
+	char cg[PATH_MAX + 16], name[64];
+	bool removed;
 
 	out_open_object(NULL);
 	out_u64("seq", NULL, e->seq);
 	out_time("time", "%s ", boot_to_realtime(e->time_ns));
 	out_str("type", "%-8s", type_str(e->type));
-	cgroup_path_of_id(e->cgroup_id, cg, sizeof(cg));
+	/* The path recorded at the event (oom_shared.h); the live one only for
+	 * a record without (the walk in the kernel failed) */
+	if (e->cgroup_path[0])
+		snprintf(cg, sizeof(cg), "%.*s", (int)sizeof(e->cgroup_path),
+			 e->cgroup_path);
+	else
+		cgroup_path_of_id(e->cgroup_id, cg, sizeof(cg));
+	removed = event_cgroup_removed(e, cg);
+	if (removed && cg[0] != '(' && !json_output)
+		strcat(cg, " (removed)");
 	switch (e->type) {
 	case OOM_EVENT_INVOKE:
 		out_str("cgroup", "OOM in %s", e->cgroup_id ? cg : "the system");
@@ -129,6 +163,7 @@ void event_print(const struct oom_event *e)
 		break;
 	}
 	out_u64("cgroup_id", NULL, e->cgroup_id);
+	out_bool("cgroup_removed", NULL, removed);
 	out_close();
 	out_newline();
 }

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <bpf/libbpf.h>
 
+#include "backend.h"
 #include "main.h"
+#include "config.h"
 
 #ifndef OOMCTL_VERSION
 #define OOMCTL_VERSION "unknown"
@@ -35,6 +37,7 @@ static const struct cmd objects[] = {
 	{ "oom",	do_oom,		"" },
 	{ "event",	do_event,	"" },
 	{ "dump",	do_dump,	"" },
+	{ "apply",	do_apply,	"" },
 	{ "help",	do_help,	"" },
 	{ 0 }
 };
@@ -52,6 +55,51 @@ print_libbpf(enum libbpf_print_level level __maybe_unused, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* The listings that take -o, each with its one column model */
+static const struct {
+	const char *obj, *verb;
+	const struct listing *cols;
+} listings[] = {
+	{ "memcg",	"list",	&memcg_listing },
+	{ "policy",	"list",	&policy_listing },
+	{ "psi",	"list",	&psi_listing },
+};
+
+/*
+ * -o against the verb about to run, before it acts: 0 to go on, 1 after
+ * "-o help", -EINVAL after a one-line error.
+ */
+static int columns_check(void)
+{
+	size_t i;
+
+	if (!out_columns)
+		return 0;
+	for (i = 0; i < sizeof(listings) / sizeof(*listings); i++)
+		if (!strcmp(listings[i].obj, cur_obj->cmd) &&
+		    !strcmp(listings[i].verb, cur_verb->cmd))
+			return out_columns_check(listings[i].cols);
+	p_err("-o/--output applies to memcg list, policy list and psi list, "
+	      "not '%s %s'", cur_obj->cmd, cur_verb->cmd);
+	return -EINVAL;
+}
+
+int arg_keyword(const char *const *words, const char *arg)
+{
+	char list[256] = "";
+	size_t len = 0;
+	int i, idx, n = keyword_find(words, arg, &idx);
+
+	if (n <= 1)
+		return n ? idx : KW_NONE;
+	for (i = 0; words[i]; i++)
+		if (is_prefix(arg, words[i]) && len < sizeof(list))
+			len += snprintf(list + len, sizeof(list) - len, "%s%s",
+					len ? ", " : "", words[i]);
+	p_err("ambiguous keyword '%s': could be %s", arg, list);
+	return KW_AMBIGUOUS;
+}
+
 int cmd_select(const struct cmd *cmds, int argc, char **argv)
 {
 	const struct cmd *c = cmds, *p;
@@ -61,10 +109,14 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv)
 	size_t len = 0;
 
 	if (n == 1) {
-		if (cur_obj)
+		if (cur_obj) {
 			cur_verb = c;
-		else
+			n = columns_check();
+			if (n)
+				return n < 0 ? OOMCTL_EXIT_USAGE : OOMCTL_EXIT_OK;
+		} else {
 			cur_obj = c;
+		}
 		return argc > 0 ? c->func(argc - 1, argv + 1) : c->func(0, argv);
 	}
 	if (!n) {
@@ -187,6 +239,9 @@ static const struct argp_option options[] = {
 	{ "pretty", 'p', NULL, 0, "Pretty-printed JSON (implies --json)", 0 },
 	{ "debug", 'd', NULL, 0, "Show libbpf and verifier logs on stderr", 0 },
 	{ "version", 'V', NULL, 0, "Print the version and exit", 0 },
+	{ "output", 'o', "COLUMNS", 0,
+	  "Columns of a list, comma-separated (-o help names them)", 0 },
+	{ "noheadings", 'n', NULL, 0, "No header line in lists", 0 },
 	{ "bpffs", OPT_BPFFS, "DIR", 0,
 	  "Folder of oomctl's pins (default " OOMCTL_BPFFS_DEFAULT ")", 0 },
 	{ "cgroupfs", OPT_CGROUPFS, "DIR", 0,
@@ -242,6 +297,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'V':
 		show_version = true;
+		break;
+	case 'o':
+		if (!*arg) {
+			p_err("-o/--output needs column names; see '-o help'");
+			return EINVAL;
+		}
+		out_columns = arg;
+		break;
+	case 'n':
+		out_noheadings = true;
 		break;
 	case 'h':
 		show_help = ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK;

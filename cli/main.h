@@ -70,6 +70,17 @@ extern const char *cgroupfs_dir;	/* --cgroupfs: the cgroup2 mount */
  */
 int cmd_select(const struct cmd *cmds, int argc, char **argv);
 
+/*
+ * The keyword @arg names in @words (NULL-terminated): its index, exact or
+ * by unique prefix as objects and verbs; KW_NONE if it names none, or
+ * KW_AMBIGUOUS after a one-line error naming the candidates. Where a
+ * keyword and a CGROUP share a position, the verb tests ARG_IS() instead,
+ * so that a prefix there stays a cgroup name.
+ */
+#define KW_NONE		(-1)
+#define KW_AMBIGUOUS	(-2)
+int arg_keyword(const char *const *words, const char *arg);
+
 /* p_err() "MSG; usage: oomctl OBJECT VERB ARGS" for the running verb */
 void usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -83,6 +94,7 @@ int print_usage(const char *object, const struct cmd *cmds, const char *defs);
 	"DURATION := NUMBER[us|ms|s|min]  (a bare number is microseconds)"
 #define HELP_SPEC_OPTIONS						\
 	"OPTIONS := { {-j|--json} [{-p|--pretty}] | {-d|--debug} |\n"	\
+	"                    {-o|--output} COLUMNS | {-n|--noheadings} |\n"	\
 	"                    --bpffs DIR | --cgroupfs DIR }"
 
 /* A backend's 0 / -errno as an exit status, with a message if it gave none */

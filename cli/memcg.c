@@ -9,14 +9,24 @@ static int do_list(int argc, char **argv)
 	struct cgroup_ref cg;
 	int err;
 
-	/* "tree" is a keyword here; a cgroup of that name is "/tree" */
+	static const char *const kws[] = { "tree", NULL };
+	int kw;
+
+	/*
+	 * First word: only "tree" spelled out is the keyword, any other word
+	 * is a CGROUP ("tr" is the cgroup /tr, a cgroup named "tree" is
+	 * "/tree"). After a CGROUP only the keyword can follow, so a prefix
+	 * of it is taken as it is for verbs.
+	 */
 	if (argc > 0 && !ARG_IS("tree")) {
 		err = cgroup_parse(GET_ARG(), &cg);
 		if (err)
 			return err;
 		opts.root = &cg;
 	}
-	if (ARG_IS("tree")) {
+	if (argc > 0 && (kw = arg_keyword(kws, *argv)) != KW_NONE) {
+		if (kw == KW_AMBIGUOUS)
+			return OOMCTL_EXIT_USAGE;
 		NEXT_ARG();
 		opts.tree = true;
 	}

@@ -5,9 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <langinfo.h>
 #include <limits.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,60 +66,31 @@ static void table_psi(struct table *t, const struct memcg_record *r, int full)
 		table_u64_as(t, v, fmt_centipct(v, buf, sizeof(buf)));
 }
 
-/* Box-drawing branches where the locale can show them, else ASCII */
-static bool utf8_locale(void)
-{
-	char old[64];
-	const char *cur = setlocale(LC_CTYPE, NULL);
-	bool utf8;
-
-	snprintf(old, sizeof(old), "%s", cur ?: "C");
-	if (!setlocale(LC_CTYPE, ""))
-		return false;
-	utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
-	setlocale(LC_CTYPE, old);
-	return utf8;
-}
-
-/* "│ ├─name": the tree's branches down to @n, into @buf */
-static const char *tree_name(const struct node *nodes, size_t i, bool *open,
-			     bool utf8, char *buf, size_t size)
-{
-	const struct node *n = &nodes[i];
-	size_t len = 0;
-	unsigned int d;
-
-	if (!n->depth)
-		return n->path;
-	/* open[d]: the ancestor at depth d has siblings still to come */
-	open[n->depth] = !n->last;
-	for (d = 1; d < n->depth && len < size; d++)
-		len += snprintf(buf + len, size - len, "%s",
-				open[d] ? utf8 ? "│ " : "| " : "  ");
-	if (len < size)
-		snprintf(buf + len, size - len, "%s%s",
-			 n->last ? utf8 ? "└─" : "`-" : utf8 ? "├─" : "|-",
-			 strrchr(n->path, '/') + 1);
-	return buf;
-}
-
+/* memcg list's columns: the one model of its text and JSON output */
 static const struct col list_cols[] = {
-	{ "path",			"PATH",		COL_STR },
-	{ "current_bytes",		"CURRENT",	COL_BYTES },
-	{ "anon_bytes",			"ANON",		COL_BYTES },
-	{ "file_bytes",			"FILE",		COL_BYTES },
-	{ "swap_bytes",			"SWAP",		COL_BYTES },
-	{ "max_bytes",			"MAX",		COL_BYTES },
-	{ "high_bytes",			"HIGH",		COL_BYTES },
-	{ "oom",			"OOM",		COL_U64 },
-	{ "oom_kill",			"KILLS",	COL_U64 },
-	/* plain: a percentage, right-aligned like the numbers */
-	{ "psi_some_avg10_centipct",	"SOME10",	COL_U64 },
-	{ "psi_full_avg10_centipct",	"FULL10",	COL_U64 },
-	{ "procs",			"PROCS",	COL_U64 },
+	{ "path", "PATH", COL_STR, 0, "the cgroup (in a tree: its name)" },
+	{ "current_bytes", "CURRENT", COL_BYTES, 0, "memory.current" },
+	{ "anon_bytes", "ANON", COL_BYTES, 0, "anonymous memory" },
+	{ "file_bytes", "FILE", COL_BYTES, 0, "page cache" },
+	{ "swap_bytes", "SWAP", COL_BYTES, 0, "memory.swap.current" },
+	{ "max_bytes", "MAX", COL_BYTES, 0, "memory.max (null: max)" },
+	{ "high_bytes", "HIGH", COL_BYTES, 0, "memory.high (null: max)" },
+	{ "oom", "OOM", COL_U64, 0, "memory.events oom" },
+	{ "oom_kill", "KILLS", COL_U64, 0, "memory.events oom_kill" },
+	/* plain: a percentage; JSON: hundredths of a percent */
+	{ "psi_some_avg10_centipct", "SOME10", COL_U64, 0,
+	  "memory pressure, some avg10 (%)" },
+	{ "psi_full_avg10_centipct", "FULL10", COL_U64, 0,
+	  "memory pressure, full avg10 (%)" },
+	{ "procs", "PROCS", COL_U64, 0, "processes in the cgroup" },
+	{ "id", "ID", COL_U64, COL_EXTRA, "the cgroup id" },
+	{ "level", "LEVEL", COL_U64, COL_EXTRA, "depth below the root" },
 };
 #define NR_COLS	(sizeof(list_cols) / sizeof(*list_cols))
 
+const struct listing memcg_listing = { list_cols, NR_COLS };
+
+/* The cells of one row in list_cols' order, from CURRENT on */
 static void table_memcg(struct table *t, const struct memcg_record *r)
 {
 	table_bytes(t, pages_bytes(r->usage));
@@ -135,23 +104,24 @@ static void table_memcg(struct table *t, const struct memcg_record *r)
 	table_psi(t, r, 0);
 	table_psi(t, r, 1);
 	table_u64(t, r->nr_procs);
+	table_u64(t, r->id);
+	table_u64(t, r->level);
 }
 
 /*
- * Plain: the path first; with `tree`, the branches last, as `ps f` draws
- * them: the table pads by bytes, and box-drawing characters are three
- * bytes wide for one column. JSON: the same rows either way.
+ * Plain: the path first; with `tree`, libsmartcols draws the branches in
+ * the path column, which then comes last by default (as `ps f` draws them)
+ * under the header CGROUP: the root row has its path, the others their
+ * name. JSON: the same rows either way, with full paths (no tree).
  */
 int memcg_list(const struct memcg_list_opts *opts)
 {
-	bool tree = opts->tree && out_draws_trees(), utf8 = tree && utf8_locale();
+	bool tree = opts->tree && out_draws_trees();
 	struct col cols[NR_COLS];
 	struct walk w = {};
 	struct node *nodes;
 	struct table *t;
-	char name[PATH_MAX];
 	size_t i, n;
-	bool *open;
 	int err;
 
 	err = walk_run(opts->root, 0, &w);
@@ -167,32 +137,30 @@ int memcg_list(const struct memcg_list_opts *opts)
 		err = -ENOENT;
 		goto out;
 	}
-	open = xcalloc(n + 1, sizeof(*open));
 
+	memcpy(cols, list_cols, sizeof(cols));
 	if (tree) {
-		memcpy(cols, list_cols + 1, sizeof(cols) - sizeof(*cols));
-		cols[NR_COLS - 1] = (struct col){ "path", "CGROUP", COL_STR };
-	} else {
-		memcpy(cols, list_cols, sizeof(cols));
+		/* the path column last, its cell filled last */
+		memmove(cols, cols + 1, sizeof(cols) - sizeof(*cols));
+		cols[NR_COLS - 1] = list_cols[0];
+		cols[NR_COLS - 1].header = "CGROUP";
+		cols[NR_COLS - 1].flags |= COL_TREE;
 	}
 	t = table_open("memcgs", cols, NR_COLS);
 	for (i = 0; i < n; i++) {
-		const struct memcg_record *r = nodes[i].rec;
+		const char *path = nodes[i].path;
 
-		table_row(t);
+		table_row_at(t, nodes[i].depth);
+		if (tree && nodes[i].depth)
+			path = strrchr(path, '/') + 1;
 		if (!tree)
-			table_str(t, nodes[i].path);
-		table_memcg(t, r);
+			table_str(t, path);
+		table_memcg(t, nodes[i].rec);
 		if (tree)
-			table_str(t, tree_name(nodes, i, open, utf8, name,
-					       sizeof(name)));
-		/* JSON only: where the row sits in the hierarchy */
-		out_u64("id", NULL, r->id);
-		out_u64("level", NULL, r->level);
+			table_str(t, path);
 		free(nodes[i].path);
 	}
 	table_close(t);
-	free(open);
 	free(nodes);
 out:
 	free(w.recs);

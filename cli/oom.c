@@ -14,7 +14,14 @@ static int do_declare(int argc, char **argv)
 	uint64_t order;
 	int err;
 
-	/* keywords first: a cgroup named "order" or "wait" is "/order" */
+	static const char *const kws[] = { "order", "wait", NULL };
+	int kw;
+
+	/*
+	 * First word: "order" or "wait" spelled out is a keyword, any other
+	 * word a CGROUP (a cgroup named "order" is "/order", and "w" is the
+	 * cgroup /w). Later words are keywords only, prefixes allowed.
+	 */
 	if (argc > 0 && !ARG_IS("order") && !ARG_IS("wait")) {
 		err = cgroup_parse(GET_ARG(), &cg);
 		if (err)
@@ -22,7 +29,10 @@ static int do_declare(int argc, char **argv)
 		opts.cg = &cg;
 	}
 	while (argc > 0) {
-		if (ARG_IS("order") && !have_order) {
+		kw = arg_keyword(kws, *argv);
+		if (kw == KW_AMBIGUOUS)
+			return OOMCTL_EXIT_USAGE;
+		if (kw == 0 && !have_order) {
 			NEXT_ARG();
 			if (!REQ_ARGS(1))
 				return OOMCTL_EXIT_USAGE;
@@ -34,7 +44,7 @@ static int do_declare(int argc, char **argv)
 			}
 			opts.order = order;
 			have_order = true;
-		} else if (ARG_IS("wait") && !opts.wait) {
+		} else if (kw == 1 && !opts.wait) {
 			NEXT_ARG();
 			opts.wait = true;
 		} else {

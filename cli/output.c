@@ -4,13 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <locale.h>
+#include <strings.h>
 #include <json-c/json.h>
+#include <libsmartcols/libsmartcols.h>
 
 #include "output.h"
 #include "parse.h"
 
 bool json_output;
 bool pretty_output;
+const char *out_columns;
+bool out_noheadings;
 
 #define OUT_DEPTH_MAX	16
 
@@ -270,29 +275,132 @@ void out_finish(void)
 	flushed = false;
 }
 
+/* The column of @cols that @name (its key or header, any case) names */
+static int col_find(const struct col *cols, unsigned int ncols,
+		    const char *name, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncols; i++)
+		if ((strlen(cols[i].key) == len &&
+		     !strncasecmp(cols[i].key, name, len)) ||
+		    (strlen(cols[i].header) == len &&
+		     !strncasecmp(cols[i].header, name, len)))
+			return i;
+	return -1;
+}
+
+int out_columns_check(const struct listing *l)
+{
+	const char *p = out_columns, *end;
+	unsigned int i;
+
+	if (!p)
+		return 0;
+	if (!strcmp(p, "help")) {
+		/* asked for: stdout, or stderr beside JSON's document */
+		FILE *f = json_output ? stderr : stdout;
+
+		fprintf(f, "Available columns (-o, comma-separated):\n");
+		for (i = 0; i < l->ncols; i++)
+			fprintf(f, "  %-10s %-24s %s%s\n", l->cols[i].header,
+				l->cols[i].key, l->cols[i].help ?: "",
+				l->cols[i].flags & COL_EXTRA ?
+				" (not shown by default)" : "");
+		return 1;
+	}
+	for (;;) {
+		end = strchrnul(p, ',');
+		if (col_find(l->cols, l->ncols, p, end - p) < 0) {
+			p_err("unknown column '%.*s'; see '-o help'",
+			      (int)(end - p), p);
+			return -EINVAL;
+		}
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
 struct table {
 	const struct col *cols;
 	unsigned int ncols;
 	unsigned int col;	/* next cell of the current row */
 	bool row_open;
-	size_t nrows;
-	size_t cap;
-	char **cells;		/* plain mode: nrows * ncols, printed at close */
+	int *pos;		/* model column -> shown column, or -1 */
+	unsigned int nshown;
+	/* plain mode */
+	struct libscols_table *tb;
+	struct libscols_line *ln;
+	struct libscols_line **at;	/* the last row at each depth */
+	unsigned int nat;
 };
+
+/* Which columns show, in which order: -o, else the defaults */
+static void table_pick(struct table *t)
+{
+	const char *p = out_columns, *end;
+	unsigned int i;
+	int c;
+
+	t->pos = xrealloc(NULL, t->ncols * sizeof(*t->pos));
+	for (i = 0; i < t->ncols; i++) {
+		bool shown = !p && (json_output ||
+				    !(t->cols[i].flags & COL_EXTRA));
+
+		t->pos[i] = shown ? (int)t->nshown++ : -1;
+	}
+	/* out_columns_check() ran on the listing: unknown names are skipped */
+	for (; p; p = *end ? end + 1 : NULL) {
+		end = strchrnul(p, ',');
+		c = col_find(t->cols, t->ncols, p, end - p);
+		if (c >= 0 && t->pos[c] < 0)
+			t->pos[c] = t->nshown++;
+	}
+}
 
 struct table *table_open(const char *key, const struct col *cols,
 			 unsigned int ncols)
 {
 	struct table *t = xrealloc(NULL, sizeof(*t));
+	unsigned int i, k;
 
 	*t = (struct table){ .cols = cols, .ncols = ncols };
-	out_open_array(key);
+	table_pick(t);
+	if (json_output) {
+		out_open_array(key);
+		return t;
+	}
+	t->tb = scols_new_table();
+	if (!t->tb) {
+		fputs("Error: out of memory\n", stderr);
+		exit(EXIT_FAILURE);
+	}
+	/* two blanks between columns, as oomctl always printed them */
+	scols_table_set_column_separator(t->tb, "  ");
+	scols_table_enable_noheadings(t->tb, out_noheadings);
+	for (k = 0; k < t->nshown; k++)
+		for (i = 0; i < ncols; i++) {
+			int fl = 0;
+
+			if (t->pos[i] != (int)k)
+				continue;
+			if (cols[i].type != COL_STR)
+				fl |= SCOLS_FL_RIGHT;
+			if (cols[i].flags & COL_TREE)
+				fl |= SCOLS_FL_TREE;
+			if (!scols_table_new_column(t->tb, cols[i].header, 0,
+						    fl)) {
+				fputs("Error: out of memory\n", stderr);
+				exit(EXIT_FAILURE);
+			}
+		}
 	return t;
 }
 
-void table_row(struct table *t)
+static void table_new_row(struct table *t, struct libscols_line *parent)
 {
-	size_t i;
+	unsigned int i;
 
 	t->col = 0;
 	if (json_output) {
@@ -302,31 +410,54 @@ void table_row(struct table *t)
 		t->row_open = true;
 		return;
 	}
-	if (t->nrows == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 64;
-		t->cells = xrealloc(t->cells,
-				    t->cap * t->ncols * sizeof(*t->cells));
+	t->ln = scols_table_new_line(t->tb, parent);
+	if (!t->ln) {
+		fputs("Error: out of memory\n", stderr);
+		exit(EXIT_FAILURE);
 	}
-	/* cells left unset stay NULL and print as "-" */
-	for (i = 0; i < t->ncols; i++)
-		t->cells[t->nrows * t->ncols + i] = NULL;
-	t->nrows++;
+	t->row_open = true;
+	/* cells left unset print as "-" */
+	for (i = 0; i < t->nshown; i++)
+		scols_line_set_data(t->ln, i, "-");
 }
 
-/* Next cell: JSON @val under the column's key, or plain @s kept for later */
+void table_row(struct table *t)
+{
+	table_new_row(t, NULL);
+}
+
+void table_row_at(struct table *t, unsigned int level)
+{
+	struct libscols_line *parent = NULL;
+
+	if (!json_output && level && level <= t->nat)
+		parent = t->at[level - 1];
+	table_new_row(t, parent);
+	if (json_output)
+		return;
+	if (level >= t->nat) {
+		t->at = xrealloc(t->at, (level + 1) * sizeof(*t->at));
+		memset(t->at + t->nat, 0, (level + 1 - t->nat) * sizeof(*t->at));
+		t->nat = level + 1;
+	}
+	t->at[level] = t->ln;
+}
+
+/* Next cell: JSON @val under the column's key, or plain @s in the line */
 static void table_cell(struct table *t, struct json_object *val, const char *s)
 {
 	unsigned int i = t->col++;
 
-	if (i >= t->ncols || (!t->row_open && !t->nrows)) {
-		/* a caller bug: more cells than columns, or no table_row() */
+	if (i >= t->ncols || !t->row_open || t->pos[i] < 0) {
+		/* not shown, or a caller bug: more cells than columns, or
+		 * no table_row() */
 		json_object_put(val);
 		return;
 	}
 	if (json_output)
 		json_add(t->cols[i].key, val);
 	else
-		t->cells[(t->nrows - 1) * t->ncols + i] = xstrdup(s);
+		scols_line_set_data(t->ln, t->pos[i], s ?: "-");
 }
 
 void table_str(struct table *t, const char *val)
@@ -379,51 +510,34 @@ void table_u64_as(struct table *t, uint64_t val, const char *text)
 	table_cell(t, json_output ? json_object_new_uint64(val) : NULL, text);
 }
 
-/* One line of cells, or of the headers if @cells is NULL. */
-static void table_line(const struct table *t, const int *width,
-		       char *const *cells)
+/*
+ * libsmartcols measures cells with the C library's multibyte functions and
+ * picks UTF-8 or ASCII branches from nl_langinfo(CODESET), so it prints
+ * under the user's LC_CTYPE; oomctl itself keeps the C locale.
+ */
+static void table_print(struct libscols_table *tb)
 {
-	unsigned int i;
+	const char *cur = setlocale(LC_CTYPE, NULL);
+	char *old = xstrdup(cur ?: "C");
 
-	for (i = 0; i < t->ncols; i++) {
-		const char *s = cells ? cells[i] ?: "-" : t->cols[i].header;
-		bool last = i == t->ncols - 1;
-		int w = t->cols[i].type == COL_STR ? -width[i] : width[i];
-
-		/* no trailing blanks after a left-aligned last column */
-		printf("%*s%s", last && w < 0 ? 0 : w, s, last ? "\n" : "  ");
-	}
+	setlocale(LC_CTYPE, "");
+	fflush(stdout);
+	scols_print_table(tb);
+	setlocale(LC_CTYPE, old);
+	free(old);
 }
 
 void table_close(struct table *t)
 {
-	size_t i, n = t->nrows * t->ncols;
-	int *width;
-
 	if (json_output) {
 		if (t->row_open)
 			out_close();
 		out_close();
-		free(t);
-		return;
+	} else {
+		table_print(t->tb);
+		scols_unref_table(t->tb);
 	}
-	width = xrealloc(NULL, t->ncols * sizeof(*width));
-	for (i = 0; i < t->ncols; i++)
-		width[i] = strlen(t->cols[i].header);
-	for (i = 0; i < n; i++) {
-		int len = t->cells[i] ? strlen(t->cells[i]) : 1;
-
-		if (len > width[i % t->ncols])
-			width[i % t->ncols] = len;
-	}
-
-	table_line(t, width, NULL);
-	for (i = 0; i < n; i += t->ncols)
-		table_line(t, width, t->cells + i);
-
-	for (i = 0; i < n; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	free(width);
+	free(t->at);
+	free(t->pos);
 	free(t);
 }

@@ -70,10 +70,15 @@ int out_flush(void);
 void out_finish(void);
 
 /*
- * Tables: plain mode prints aligned columns under a header, widths from the
- * data, numbers right-aligned; JSON mode makes an array (under @key) of
- * objects keyed by the column keys. Cells are filled left to right after
- * table_row(); table_str(NULL) is "-" / null in any column.
+ * Tables, after lsblk: one column model per listing (struct col), from
+ * which both renderings come. Plain mode is libsmartcols: aligned columns
+ * under a header, numbers right-aligned, display widths of UTF-8 and tree
+ * branches (COL_TREE) done by the library. JSON mode makes an array (under
+ * @key) of objects keyed by the column keys. Cells are filled left to right
+ * in the model's order after table_row(); table_str(NULL) is "-" / null in
+ * any column. -o/--output (out_columns) picks and orders the columns of
+ * both renderings; without it plain shows the columns not marked
+ * COL_EXTRA and JSON shows them all. -n/--noheadings drops the header.
  */
 enum col_type {
 	COL_STR,
@@ -82,17 +87,44 @@ enum col_type {
 	COL_USEC,
 };
 
+/* struct col .flags */
+#define COL_EXTRA	(1U << 0)	/* plain shows it only when -o names it */
+#define COL_TREE	(1U << 1)	/* plain draws the rows' tree in it */
+
 struct col {
-	const char *key;
+	const char *key;	/* the JSON key; -o takes it or the header */
 	const char *header;
 	enum col_type type;
+	unsigned int flags;
+	const char *help;	/* one line for -o help */
 };
+
+/* A listing's model, for the check of -o before the command runs */
+struct listing {
+	const struct col *cols;
+	unsigned int ncols;
+};
+
+extern const char *out_columns;	/* -o: comma-separated column names */
+extern bool out_noheadings;	/* -n */
+
+/*
+ * Check -o against @l: 0 if it is absent or names only columns of @l;
+ * -EINVAL with a one-line error naming the unknown column; 1 after
+ * printing @l's columns for "-o help".
+ */
+int out_columns_check(const struct listing *l);
 
 struct table;
 
 struct table *table_open(const char *key, const struct col *cols,
 			 unsigned int ncols);
 void table_row(struct table *t);
+/*
+ * A row of a tree, @depth below the first row's level: its parent is the
+ * last row opened at @depth - 1 (rows come in pre-order).
+ */
+void table_row_at(struct table *t, unsigned int depth);
 void table_str(struct table *t, const char *val);
 void table_u64(struct table *t, uint64_t val);
 void table_bytes(struct table *t, uint64_t bytes);

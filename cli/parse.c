@@ -32,6 +32,21 @@ int cmd_find(const struct cmd *cmds, const char *arg, const struct cmd **match)
 	return n;
 }
 
+int keyword_find(const char *const *words, const char *arg, int *idx)
+{
+	int i, n = 0;
+
+	for (i = 0; words[i]; i++) {
+		if (!strcmp(words[i], arg)) {
+			*idx = i;
+			return 1;
+		}
+		if (is_prefix(arg, words[i]) && !n++)
+			*idx = i;
+	}
+	return n;
+}
+
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';

@@ -27,6 +27,12 @@ bool is_prefix(const char *pfx, const char *str);
 int cmd_find(const struct cmd *cmds, const char *arg, const struct cmd **match);
 
 /*
+ * Match @arg against the NULL-terminated @words as cmd_find() does: the
+ * number of candidates, *@idx set to the match when there is one.
+ */
+int keyword_find(const char *const *words, const char *arg, int *idx);
+
+/*
  * Numbers. All return 0, -EINVAL for malformed input (empty, sign, space,
  * garbage, unknown unit, not a whole base unit) or -ERANGE when the value
  * overflows or is out of [@min, @max]. Decimal only: "010" is ten.

@@ -58,7 +58,9 @@ static int do_show(int argc, char **argv)
 
 static int do_attach(int argc, char **argv)
 {
+	static const char *const kws[] = { "scope", "dry-run", NULL };
 	struct policy_attach_opts opts = {};
+	int kw;
 	struct cgroup_ref scope;
 	const char *what;
 	struct stat st;
@@ -75,8 +77,12 @@ static int do_attach(int argc, char **argv)
 			return err;
 		opts.name = what;
 	}
+	/* keywords only after NAME or FILE: prefixes are taken */
 	while (argc > 0) {
-		if (ARG_IS("scope") && !opts.scope) {
+		kw = arg_keyword(kws, *argv);
+		if (kw == KW_AMBIGUOUS)
+			return OOMCTL_EXIT_USAGE;
+		if (kw == 0 && !opts.scope) {
 			NEXT_ARG();
 			if (!REQ_ARGS(1))
 				return OOMCTL_EXIT_USAGE;
@@ -84,7 +90,7 @@ static int do_attach(int argc, char **argv)
 			if (err)
 				return err;
 			opts.scope = &scope;
-		} else if (ARG_IS("dry-run") && !opts.dry_run) {
+		} else if (kw == 1 && !opts.dry_run) {
 			NEXT_ARG();
 			opts.dry_run = true;
 		} else {
@@ -111,12 +117,43 @@ static int do_detach(int argc, char **argv)
 	return with_name(argc, argv, policy_detach);
 }
 
+/*
+ * explain [NAME] [CGROUP]: a lone argument with a '/' (or "." or "..") is
+ * the CGROUP, as policy names have none
+ */
+static int do_explain(int argc, char **argv)
+{
+	struct policy_explain_opts opts = {};
+	struct cgroup_ref oom;
+	int err;
+
+	if (argc > 0 && !strchr(*argv, '/') && strcmp(*argv, ".") &&
+	    strcmp(*argv, "..")) {
+		opts.name = GET_ARG();
+		err = name_parse(opts.name);
+		if (err)
+			return err;
+	}
+	if (argc > 0) {
+		err = cgroup_parse(GET_ARG(), &oom);
+		if (err)
+			return err;
+		opts.oom = &oom;
+	}
+	if (!NO_MORE_ARGS())
+		return OOMCTL_EXIT_USAGE;
+	if (opts.oom && (err = cgroup_resolve(&oom)))
+		return err;
+	return cmd_backend(policy_explain(&opts));
+}
+
 static const struct cmd cmds[] = {
 	{ "list",	do_list,	"" },
 	{ "show",	do_show,	"NAME" },
 	{ "attach",	do_attach,
 	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run]" },
 	{ "detach",	do_detach,	"NAME" },
+	{ "explain",	do_explain,	"[NAME] [CGROUP]" },
 	{ "help",	do_help,	"" },
 	{ 0 }
 };

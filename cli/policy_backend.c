@@ -2,7 +2,6 @@
  * policy attach/detach/list/show: OOM and PSI handlers attached as pinned
  * fmod_ret links under bpffs_dir/policy/NAME/, described in the registry.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -536,52 +535,25 @@ int policy_detach(const char *name)
 	return err;
 }
 
-struct policy_stats {
-	uint32_t prog_id;
-	uint32_t link_id;
-	uint64_t runs;
-	uint64_t kills;
-};
-
-/* The kernel's view of an attached policy: its links, programs, counters */
-static void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
+void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	int kills_fd;
-	DIR *d;
+	uint32_t prog_ids[8], link_ids[8];
+	int n, kills_fd;
 
 	memset(st, 0, sizeof(*st));
-	state_path(dir, sizeof(dir), "policy/%s", meta->name);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		struct bpf_link_info li = {};
+	n = policy_link_progs(meta->name, prog_ids, link_ids, 8);
+	for (int i = 0; i < n; i++) {
 		struct bpf_prog_info pi = {};
-		__u32 len = sizeof(li);
-		int fd, pfd;
+		__u32 len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(prog_ids[i]);
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &li, &len)) {
-			close(fd);
-			continue;
-		}
-		close(fd);
-		st->link_id = st->link_id ?: li.id;
-		st->prog_id = st->prog_id ?: li.prog_id;
-		pfd = bpf_prog_get_fd_by_id(li.prog_id);
-		len = sizeof(pi);
+		st->link_id = st->link_id ?: link_ids[i];
+		st->prog_id = st->prog_id ?: prog_ids[i];
 		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
 			st->runs += pi.run_cnt;
 		if (pfd >= 0)
 			close(pfd);
 	}
-	if (d)
-		closedir(d);
 	kills_fd = state_map_fd("policy_kills");
 	if (kills_fd >= 0) {
 		bpf_map_lookup_elem(kills_fd, &meta->cookie, &st->kills);
@@ -598,18 +570,24 @@ static const char *hooks_str(uint32_t hooks)
 	}
 }
 
+/* policy list's columns: the one model of its text and JSON output */
+static const struct col list_cols[] = {
+	{ "name", "NAME", COL_STR, 0, "the policy's name" },
+	{ "hook", "HOOK", COL_STR, 0, "oom, psi or oom+psi" },
+	{ "prog_id", "PROG", COL_U64, 0, "the BPF program id" },
+	{ "attached", "ATTACHED", COL_STR, 0, "when it was attached" },
+	{ "scope", "SCOPE", COL_STR, 0, "its cgroup, or system" },
+	{ "mode", "MODE", COL_STR, 0, "kill or dry-run" },
+	{ "runs", "RUNS", COL_U64, 0, "times the kernel ran it" },
+	{ "kills", "KILLS", COL_U64, 0, "processes it killed" },
+};
+
+const struct listing policy_listing = {
+	list_cols, sizeof(list_cols) / sizeof(*list_cols)
+};
+
 int policy_list(void)
 {
-	static const struct col cols[] = {
-		{ "name", "NAME", COL_STR },
-		{ "hook", "HOOK", COL_STR },
-		{ "prog_id", "PROG", COL_U64 },
-		{ "attached", "ATTACHED", COL_STR },
-		{ "scope", "SCOPE", COL_STR },
-		{ "mode", "MODE", COL_STR },
-		{ "runs", "RUNS", COL_U64 },
-		{ "kills", "KILLS", COL_U64 },
-	};
 	struct policy_meta *metas;
 	struct policy_stats st;
 	char buf[PATH_MAX];
@@ -619,7 +597,7 @@ int policy_list(void)
 	n = registry_list(&metas);
 	if (n < 0)
 		return n;
-	t = table_open("policies", cols, sizeof(cols) / sizeof(cols[0]));
+	t = table_open("policies", list_cols, policy_listing.ncols);
 	for (int i = 0; i < n; i++) {
 		policy_stats(&metas[i], &st);
 		table_row(t);

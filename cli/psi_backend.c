@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "backend.h"
@@ -16,28 +17,45 @@
 
 #define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
 
-/* enum psi_states of the kernel */
-#define PSI_MEM_SOME	2
-#define PSI_MEM_FULL	3
+/*
+ * A value of the kernel's enum psi_states (PSI_MEM_SOME, ...), read from
+ * the running kernel's BTF: the BPF side takes the same names from
+ * vmlinux.h, and user space keeps no copy of the numbers to drift.
+ */
+static int psi_state(const char *name, int *val)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, i, err = -ENOENT;
 
-struct trigger {
-	int id;
-	uint64_t cgroup_id;
-	char resource[16];
-	char kind[8];
-	uint64_t threshold_us;
-	uint64_t window_us;
-	uint64_t events;
-};
+	if (!btf) {
+		err = errno ? -errno : -ENOENT;
+		p_err("cannot read the kernel's BTF: %s", strerror(-err));
+		return err;
+	}
+	id = btf__find_by_name_kind(btf, "psi_states", BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, e = t ? btf_enum(t) : NULL; t && i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name)) {
+			*val = e->val;
+			err = 0;
+			break;
+		}
+	btf__free(btf);
+	if (err)
+		p_err("the kernel's BTF has no %s in enum psi_states", name);
+	return err;
+}
 
 /*
  * The kernel's list, in *@trsp (free() it; on the heap, as it has no
  * bound); returns the count, or -errno (reported).
  */
-static int read_triggers(struct trigger **trsp)
+int kernel_triggers_read(struct kernel_trigger **trsp)
 {
 	FILE *f = fopen(BPF_TRIGGERS, "r");
-	struct trigger *trs = NULL, *p;
+	struct kernel_trigger *trs = NULL, *p;
 	char line[256];
 	int n = 0, cap = 0;
 
@@ -48,7 +66,7 @@ static int read_triggers(struct trigger **trsp)
 		return err;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		struct trigger *t;
+		struct kernel_trigger *t;
 
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -103,13 +121,16 @@ int psi_add(const struct psi_add_opts *opts)
 {
 	struct psi_trigger_args args = {
 		.cgroup_id = opts->cg->id,
-		.state = opts->type == PSI_FULL ? PSI_MEM_FULL : PSI_MEM_SOME,
 		.threshold_us = opts->stall_us,
 		.window_us = opts->window_us,
 	};
 	struct psi_trigger_bpf *skel;
 	int err;
 
+	err = psi_state(opts->type == PSI_FULL ? "PSI_MEM_FULL" :
+			"PSI_MEM_SOME", &args.state);
+	if (err)
+		return err;
 	err = state_init() ?: state_lock() ?: recorder_ensure();
 	if (err)
 		return err;
@@ -148,26 +169,32 @@ int psi_add(const struct psi_add_opts *opts)
 	return 0;
 }
 
+/* psi list's columns: the one model of its text and JSON output */
+static const struct col list_cols[] = {
+	{ "id", "ID", COL_U64, 0, "the trigger's id" },
+	{ "cgroup", "CGROUP", COL_STR, 0, "the cgroup it watches" },
+	{ "resource", "RESOURCE", COL_STR, 0, "memory, io or cpu" },
+	{ "kind", "KIND", COL_STR, 0, "some or full" },
+	{ "stall_us", "STALL", COL_USEC, 0, "stall time that fires it" },
+	{ "window_us", "WINDOW", COL_USEC, 0, "the window of the stall" },
+	{ "events", "EVENTS", COL_U64, 0, "times it fired" },
+};
+
+const struct listing psi_listing = {
+	list_cols, sizeof(list_cols) / sizeof(*list_cols)
+};
+
 int psi_list(void)
 {
-	static const struct col cols[] = {
-		{ "id", "ID", COL_U64 },
-		{ "cgroup", "CGROUP", COL_STR },
-		{ "resource", "RESOURCE", COL_STR },
-		{ "kind", "KIND", COL_STR },
-		{ "stall_us", "STALL", COL_USEC },
-		{ "window_us", "WINDOW", COL_USEC },
-		{ "events", "EVENTS", COL_U64 },
-	};
-	struct trigger *trs;
+	struct kernel_trigger *trs;
 	char path[PATH_MAX];
 	struct table *t;
 	int n;
 
-	n = read_triggers(&trs);
+	n = kernel_triggers_read(&trs);
 	if (n < 0)
 		return n;
-	t = table_open("triggers", cols, sizeof(cols) / sizeof(cols[0]));
+	t = table_open("triggers", list_cols, psi_listing.ncols);
 	for (int i = 0; i < n; i++) {
 		table_row(t);
 		table_u64(t, trs[i].id);
@@ -186,13 +213,13 @@ int psi_list(void)
 int psi_del(const struct psi_del_opts *opts)
 {
 	struct psi_trigger_bpf *skel;
-	struct trigger *trs;
+	struct kernel_trigger *trs;
 	int n, err, deleted = 0;
 
 	err = state_init() ?: state_lock();
 	if (err)
 		return err;
-	n = read_triggers(&trs);
+	n = kernel_triggers_read(&trs);
 	if (n < 0)
 		return n;
 	err = trigger_progs_load(&skel);

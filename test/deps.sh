@@ -8,11 +8,13 @@ packages=(
 	linux-source-6.12 build-essential flex bison bc libssl-dev libelf-dev
 	dwarves xz-utils cpio git python3
 	# BPF programs and user space
-	clang-19 bpftool libbpf-dev zlib1g-dev libjson-c-dev cmake pkg-config
-	# man page lint in test/unit/check-docs.sh
-	mandoc groff-base
+	clang-19 bpftool libbpf-dev zlib1g-dev libjson-c-dev libsmartcols-dev cmake pkg-config
+	# man page lint in test/unit/check-docs.sh; its completion tests
+	mandoc groff-base bash-completion
 	# the oomctl package (cli/packaging/) and its lint
 	dpkg-dev lintian
+	# the Prometheus text parser of test/vm/oomctl_export.py
+	python3-prometheus-client
 	# the guest: image and emulator
 	mkosi debootstrap qemu-system-x86
 )

@@ -67,6 +67,11 @@ run(arch ${TOOL_dpkg} --print-architecture)
 run(ignored ${CMAKE_COMMAND} -E env DESTDIR=${root}
 	${CMAKE_COMMAND} --install ${BUILD_DIR} --component ${pkg} --prefix /usr)
 
+# The unit that applies /etc/oomctl/oomctl.conf at boot, where Debian 12
+# keeps packaged units (dh_installsystemd's place, not /usr/lib)
+file(MAKE_DIRECTORY ${root}/lib/systemd/system)
+file(COPY_FILE ${here}/oomctl.service ${root}/lib/systemd/system/oomctl.service)
+
 # Executables lose their debug info and symbols (lintian:
 # unstripped-binary-or-object), as dh_strip does it
 file(GLOB bins ${root}/usr/sbin/* ${root}/usr/bin/*)

@@ -5,24 +5,27 @@
 # `oomctl help` for objects, `oomctl OBJECT help` for verbs, `oomctl --help`
 # for options. The completion is asked as bash would ask it.
 #
-# MAN_DIR is a man hierarchy (MANPATH=MAN_DIR man oomctl works):
-# man8/oomctl.8 documents the options and every object; an object has its
-# own man8/oomctl-OBJECT.8, or its verbs are in oomctl.8 (dump). Every page
-# (man8/*.8, man7/*.7) has the sections a page needs, a .TH and a NAME that
-# match its file, references only oomctl pages that exist, is in oomctl.8's
-# SEE ALSO and in the install() of cli/CMakeLists.txt, and lints clean
+# SRC_MAN_DIR is man/ of the source tree, whose pages say @OOMCTL_VERSION@;
+# MAN_DIR is the man hierarchy the build writes from it with the version
+# (cli/CMakeLists.txt; MANPATH=MAN_DIR man oomctl works), and the one
+# checked: man8/oomctl.8 documents the options and every object; an object
+# has its own man8/oomctl-OBJECT.8, or its verbs are in oomctl.8 (dump).
+# Every page of SRC_MAN_DIR (man8/*.8, man7/*.7) is written to MAN_DIR (so
+# cli/CMakeLists.txt lists it) with oomctl's version in its .TH, has the
+# sections a page needs, a .TH and a NAME that match its file, references
+# only oomctl pages that exist, is in oomctl.8's SEE ALSO, and lints clean
 # (mandoc -Tlint, groff -ww; each skipped if not installed).
 #
-# usage: check-docs.sh OOMCTL COMPLETION_FILE MAN_DIR
+# usage: check-docs.sh OOMCTL COMPLETION_FILE SRC_MAN_DIR MAN_DIR
 set -u
 
-oomctl=$1 completion=$2 mandir=$3
+oomctl=$(realpath "$1") completion=$(realpath "$2") srcdir=$3 mandir=$4
 n=0 failed=0
-# cli/, where the completion lives, has the CMakeLists.txt installing pages
-cli_cmake=$(dirname "$(dirname "$completion")")/CMakeLists.txt
 overview=$mandir/man8/oomctl.8
 required_sections=("NAME" "SYNOPSIS" "DESCRIPTION" "EXAMPLES" "EXIT STATUS"
 	"SEE ALSO")
+# and what an admin looks up in a command's page
+required_sections_8=("FILES")
 
 pass() { echo "ok $((++n)) - $1"; }
 diag() { sed 's/^/#   /'; }
@@ -47,7 +50,12 @@ same()
 # What the completion offers for "oomctl WORDS...", the last being typed.
 complete_words()
 {
-	bash -c '
+	# in an empty folder, so that no file name is offered; PATH without an
+	# oomctl, so that no live name is
+	local empty
+	empty=$(mktemp -d) || return
+	(cd "$empty" && PATH=/usr/bin:/bin bash -c '
+		source /usr/share/bash-completion/bash_completion || exit 1
 		source "$0" || exit 1
 		COMP_WORDS=(oomctl "$@")
 		COMP_CWORD=$#
@@ -56,7 +64,8 @@ complete_words()
 		_oomctl oomctl "${COMP_WORDS[COMP_CWORD]}" \
 			"${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
 		printf "%s\n" "${COMPREPLY[@]}"
-	' "$completion" "$@" | tr '\n' ' '
+	' "$completion" "$@") | tr '\n' ' '
+	rmdir "$empty"
 }
 
 # Man page text without roff escapes and fonts, to grep words in
@@ -92,7 +101,7 @@ same "help: objects offered after 'help'" "$objects help" \
 builtins=$("$oomctl" policy help | sed -n 's/.*NAME := { \(.*\) | POLICY }.*/\1/p' |
 	tr -d '|')
 same "policy: built-in names of help vs completion" "$builtins" \
-	"$(complete_words --bpffs /nonexistent policy show '')"
+	"$(complete_words policy attach '')"
 
 # The verbs `oomctl OBJECT help` lists
 verbs_of()
@@ -164,16 +173,35 @@ command -v groff >/dev/null && have_groff=true
 $have_mandoc || skip "mandoc is not installed: no mandoc -Tlint"
 $have_groff || skip "groff is not installed: no groff -ww"
 
+# the pages of the source tree, each as the build wrote it
 shopt -s nullglob
-pages=("$mandir"/man8/*.8 "$mandir"/man7/*.7)
+pages=()
+for src in "$srcdir"/man8/*.8 "$srcdir"/man7/*.7; do
+	pages+=("$mandir/${src#"$srcdir"/}")
+done
 shopt -u nullglob
+version=$("$oomctl" --version | sed -n '1s/^oomctl v\?//p')
 see_also=$( [[ -f $overview ]] && man_text "$overview" |
 	sed -n '/^\.SH "\?SEE ALSO/,/^\.SH/p')
 for page in "${pages[@]}"; do
 	file=${page##*/} name=${file%.*} sec=${file##*.}
+	if [[ ! -f $page ]]; then
+		fail "$file is written to $mandir (listed in cli/CMakeLists.txt)"
+		continue
+	fi
+	pass "$file is written to $mandir (listed in cli/CMakeLists.txt)"
+	if [[ $version ]] &&
+		grep -q "^\.TH .* \"oomctl $version\" " "$page" && ! grep -q @ "$page"; then
+		pass "$file: .TH says oomctl $version, no @VAR@ left"
+	else
+		fail "$file: .TH says oomctl $version, no @VAR@ left"
+		grep -e '^\.TH' -e @ "$page" | diag
+	fi
 	secs=$(sections_of "$page")
 
-	for want in "${required_sections[@]}"; do
+	want_sections=("${required_sections[@]}")
+	[[ $sec == 8 ]] && want_sections+=("${required_sections_8[@]}")
+	for want in "${want_sections[@]}"; do
 		if grep -qxF -- "$want" <<<"$secs"; then
 			pass "$file has $want"
 		else
@@ -222,13 +250,6 @@ for page in "${pages[@]}"; do
 		fi
 	fi
 
-	if [[ ! -f $cli_cmake ]]; then
-		skip "no $cli_cmake: cannot check that $file is installed"
-	elif grep -q -- "/man$sec/$file\b" "$cli_cmake"; then
-		pass "$file is installed by cli/CMakeLists.txt"
-	else
-		fail "$file is installed by cli/CMakeLists.txt"
-	fi
 
 	if $have_mandoc; then
 		lint=$(mandoc -Tlint -Wwarning "$page" 2>&1)

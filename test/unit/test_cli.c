@@ -175,6 +175,19 @@ static const char *const usage_errors[][ARGV_MAX] = {
 	{ "dump", "x" },
 	{ "help", "frob" },
 	{ "help", "memcg", "x" },
+	/* -o and -n */
+	{ "-o", "bogus", "policy", "list" },
+	{ "-o", "path,bogus", "memcg", "list" },
+	{ "-o", "", "psi", "list" },
+	{ "-o", "name", "policy", "show", "x" },
+	{ "-o", "name", "event", "list" },
+	{ "-o", "name", "dump" },
+	{ "-n", "memcg", "list", "a", "trees" },
+	/* keywords: prefixes, but not beyond the word */
+	{ "policy", "attach", "x", "dry-runs" },
+	{ "policy", "attach", "x", "dr", "dr" },
+	{ "oom", "declare", "/", "w", "w" },
+	{ "event", "list", "countx", "1" },
 };
 
 static void test_usage_errors(void)
@@ -229,6 +242,17 @@ static void test_messages(void)
 	run(&r, (const char *[]){ "--bpffs", NULL });
 	ok_run(&r, strstr(r.err, "'--bpffs' needs an argument"),
 	       "missing option argument is named");
+	run(&r, (const char *[]){ "-o", "name,nosuchcol", "policy", "list",
+				  NULL });
+	ok_run(&r, strstr(r.err, "unknown column 'nosuchcol'") &&
+	       !strstr(r.err, "'name"), "an unknown column is named, alone");
+	run(&r, (const char *[]){ "-o", "help", "memcg", "list", NULL });
+	ok_run(&r, r.status == 0 && strstr(r.out, "CURRENT") &&
+	       strstr(r.out, "current_bytes") && strstr(r.out, "LEVEL") &&
+	       !*r.err, "-o help lists a listing's columns, hidden ones too");
+	run(&r, (const char *[]){ "-o", "help", "psi", "list", NULL });
+	ok_run(&r, r.status == 0 && strstr(r.out, "WINDOW") &&
+	       !strstr(r.out, "CURRENT"), "-o help lists that listing's only");
 	run(&r, (const char *[]){ "--frob", NULL });
 	ok_run(&r, strstr(r.err, "unknown option '--frob'"), "unknown option is named");
 }
@@ -264,7 +288,7 @@ static void test_success(void)
 
 	run(&r, (const char *[]){ "help", NULL });
 	ok_run(&r, strstr(r.out, "OBJECT := { memcg | policy | psi | oom | "
-			  "event | dump }"), "help lists the objects");
+			  "event | dump | apply }"), "help lists the objects");
 	run(&r, (const char *[]){ "m", "h", NULL });
 	ok_run(&r, strstr(r.out, "oomctl memcg show CGROUP") != NULL,
 	       "prefixes reach memcg help");
@@ -393,6 +417,29 @@ lookups:
 				  "20s", NULL });
 	ok_run(&r, r.status == 2 && strstr(r.err, "WINDOW"),
 	       "a bad WINDOW wins over a missing cgroup");
+
+	/*
+	 * Keywords by prefix after a CGROUP; in the first word only the
+	 * whole keyword, so a prefix there is a cgroup. Exit 1 (the lookup
+	 * in a cgroupfs that is not cgroup2) means the words parsed.
+	 */
+	run(&r, (const char *[]){ fs, "memcg", "list", "sub", "tr", NULL });
+	ok_run(&r, r.status == 1 && strstr(r.err, "cgroup2"),
+	       "'memcg list sub tr': tr is tree");
+	run(&r, (const char *[]){ fs, "memcg", "list", "tr", NULL });
+	ok_run(&r, r.status == 1 && strstr(r.err, "'tr'"),
+	       "'memcg list tr': tr is a cgroup, not tree");
+	run(&r, (const char *[]){ fs, "oom", "declare", "sub", "o", "1", "w",
+				  NULL });
+	ok_run(&r, r.status == 1 && strstr(r.err, "cgroup2"),
+	       "'oom declare sub o 1 w': order and wait by prefix");
+	run(&r, (const char *[]){ fs, "oom", "declare", "w", NULL });
+	ok_run(&r, r.status == 1 && strstr(r.err, "'w'"),
+	       "'oom declare w': w is a cgroup, not wait");
+	run(&r, (const char *[]){ fs, "policy", "attach", "x", "sc", "sub",
+				  "dry", NULL });
+	ok_run(&r, r.status == 1 && strstr(r.err, "cgroup2"),
+	       "'policy attach x sc sub dry': scope and dry-run by prefix");
 	rmdir(sub);
 }
 

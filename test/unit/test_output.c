@@ -1,4 +1,5 @@
 /* Unit tests of cli/output.c: one call, two renderings. */
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -237,9 +238,9 @@ static void test_stream(void)
 }
 
 static const struct col cols[] = {
-	{ "name", "NAME", COL_STR },
-	{ "current_bytes", "CURRENT", COL_BYTES },
-	{ "id", "ID", COL_U64 },
+	{ "name", "NAME", COL_STR, 0, NULL },
+	{ "current_bytes", "CURRENT", COL_BYTES, 0, NULL },
+	{ "id", "ID", COL_U64, 0, NULL },
 };
 
 static void fill(struct table *t)
@@ -261,8 +262,8 @@ static void fill(struct table *t)
 static void test_table(void)
 {
 	static const struct col last_str[] = {
-		{ "id", "ID", COL_U64 },
-		{ "name", "NAME", COL_STR },
+		{ "id", "ID", COL_U64, 0, NULL },
+		{ "name", "NAME", COL_STR, 0, NULL },
 	};
 	struct json_object *root, *arr, *row;
 	struct table *t;
@@ -352,12 +353,149 @@ static void test_table(void)
 	}
 }
 
+/* -o, -n, hidden columns and trees, in both renderings */
+static void test_table_columns(void)
+{
+	static const struct col tcols[] = {
+		{ "path", "PATH", COL_STR, COL_TREE, NULL },
+		{ "size_bytes", "SIZE", COL_BYTES, 0, NULL },
+		{ "level", "LEVEL", COL_U64, COL_EXTRA, NULL },
+	};
+	static const struct listing l = { tcols, 3 };
+	struct json_object *root, *arr, *row;
+	struct table *t;
+
+	json_output = false;
+	out_columns = "SIZE,path,nope";
+	cap_start();
+	is_int(out_columns_check(&l), -EINVAL, "-o: an unknown column fails");
+	out_finish();
+	cap_stop();
+	is_str(err, "Error: unknown column 'nope'; see '-o help'\n",
+	       "-o: one line naming the unknown column");
+
+	out_columns = "help";
+	cap_start();
+	is_int(out_columns_check(&l), 1, "-o help: handled");
+	cap_stop();
+	ok(strstr(out, "LEVEL") && strstr(out, "size_bytes"),
+	   "-o help: names and keys");
+
+	out_columns = "size,PATH,Level";
+	is_int(out_columns_check(&l), 0, "-o: keys or headers, any case");
+	/* the branches follow the user's LC_CTYPE: ASCII in C */
+	setenv("LC_ALL", "C", 1);
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row_at(t, 0);
+	table_str(t, "/");
+	table_bytes(t, 1024);
+	table_u64(t, 0);
+	table_row_at(t, 1);
+	table_str(t, "a");
+	table_bytes(t, 2048);
+	table_u64(t, 1);
+	table_row_at(t, 2);
+	table_str(t, "x");
+	table_row_at(t, 1);
+	table_str(t, "b");
+	table_close(t);
+	out_finish();
+	cap_stop();
+	/* the C locale of this test: ASCII branches */
+	is_str(out,
+	       "SIZE  PATH   LEVEL\n"
+	       "1.0K  /          0\n"
+	       "2.0K  |-a        1\n"
+	       "   -  | `-x      -\n"
+	       "   -  `-b        -\n",
+	       "-o: chosen order, the tree drawn in its column");
+
+	setenv("LC_ALL", "C.UTF-8", 1);
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row_at(t, 0);
+	table_str(t, "/");
+	table_row_at(t, 1);
+	table_str(t, "aé");
+	table_row_at(t, 2);
+	table_str(t, "x");
+	table_row_at(t, 1);
+	table_str(t, "b");
+	table_close(t);
+	out_finish();
+	cap_stop();
+	unsetenv("LC_ALL");
+	/* "aé" is two columns wide in three bytes: LEVEL stays aligned */
+	is_str(out,
+	       "SIZE  PATH   LEVEL\n"
+	       "   -  /          -\n"
+	       "   -  ├─aé       -\n"
+	       "   -  │ └─x      -\n"
+	       "   -  └─b        -\n",
+	       "UTF-8: box-drawing branches, widths by display columns");
+
+	out_columns = NULL;
+	out_noheadings = true;
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row(t);
+	table_str(t, "/");
+	table_bytes(t, 1024);
+	table_u64(t, 7);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	ok(count_lines(out) == 1 && !strncmp(out, "/ ", 2) &&
+	   strstr(out, "1.0K") && !strstr(out, "PATH") && !strstr(out, "7"),
+	   "-n: no header; extra columns hidden");
+	out_noheadings = false;
+
+	json_output = true;
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row_at(t, 0);
+	table_str(t, "/");
+	table_bytes(t, 1024);
+	table_u64(t, 7);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	root = json_whole(out);
+	row = json_object_array_get_idx(get(root, "rows"), 0);
+	ok(row && json_object_object_length(row) == 3 &&
+	   json_object_get_uint64(get(row, "level")) == 7,
+	   "json: every column by default, extra ones too");
+	json_object_put(root);
+
+	out_columns = "level";
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row(t);
+	table_str(t, "/");
+	table_bytes(t, 1024);
+	table_u64(t, 7);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	root = json_whole(out);
+	arr = get(root, "rows");
+	row = json_object_array_get_idx(arr, 0);
+	ok(row && json_object_object_length(row) == 1 &&
+	   json_object_get_uint64(get(row, "level")) == 7,
+	   "json: -o picks the keys too");
+	json_object_put(root);
+	out_columns = NULL;
+	json_output = false;
+}
+
 int main(void)
 {
 	test_plain();
 	test_json();
 	test_json_null_and_error();
 	test_text_errors();
+	test_table_columns();
 	test_stream();
 	test_table();
 	return tap_done("test_output");

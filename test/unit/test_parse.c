@@ -14,6 +14,27 @@ static int nop(int argc __attribute__((unused)),
 	return 0;
 }
 
+static void test_keyword(void)
+{
+	static const char *const words[] = { "scope", "some", "dry-run",
+					     "dry", NULL };
+	int i = -1;
+
+	is_int(keyword_find(words, "scope", &i), 1, "keyword: exact");
+	is_int(i, 0, "keyword: scope is 0");
+	is_int(keyword_find(words, "sc", &i), 1, "keyword: sc is unique");
+	is_int(i, 0, "keyword: sc is scope");
+	is_int(keyword_find(words, "s", &i), 2, "keyword: s is ambiguous");
+	is_int(keyword_find(words, "dry", &i), 1,
+	       "keyword: an exact word wins over a longer one");
+	is_int(i, 3, "keyword: dry is dry");
+	is_int(keyword_find(words, "dry-", &i), 1, "keyword: dry- is unique");
+	is_int(i, 2, "keyword: dry- is dry-run");
+	is_int(keyword_find(words, "scopes", &i), 0, "keyword: too long");
+	is_int(keyword_find(words, "", &i), 0, "keyword: empty word");
+	is_int(keyword_find(words, "x", &i), 0, "keyword: unknown");
+}
+
 static void test_prefix(void)
 {
 	static const struct cmd objects[] = {
@@ -372,6 +393,7 @@ static void test_fmt_time(void)
 int main(void)
 {
 	test_prefix();
+	test_keyword();
 	test_u64();
 	test_duration();
 	test_size();

@@ -142,11 +142,16 @@ wait_dead() {
 # The RFC selftest's OOM: /oomtest (memory.max 100M) is filled by hogs in
 # cg1 (10M, oom_score_adj 1000), cg2 (40M, -1000), cg3/cg4 (30M), and then
 # cg3/cg5 (25M) hits the limit. One kill is enough either way: largest-leaf
-# picks cg4, the kernel's killer cg1. Sets PID_CG1.. PID_CG5, and VICTIM to
-# the cgroup name of the first hog to die (cg1..cg5), or "none". Call it
-# directly, not in $(...): the variables must reach the caller. /oomtest
-# itself is kept if it exists (a policy may be scoped to it).
+# picks cg4, the kernel's killer cg1. Sets PID_CG1.. PID_CG5, VICTIM to the
+# cgroup name of the first hog to die (cg1..cg5), or "none", and VICTIM_PID
+# to its pid. Call it directly, not in $(...): the variables must reach the
+# caller. /oomtest itself is kept if it exists (a policy may be scoped to it).
 oom_story() {
+	oom_story_setup
+	oom_story_trigger
+}
+# The story up to the OOM: cg1, cg2 and cg3/cg4 with their hogs, cg3/cg5 empty
+oom_story_setup() {
 	local c
 	for c in cg1 cg2 cg3; do cg_remove /oomtest/$c; done
 	cg_make /oomtest 100M
@@ -155,14 +160,17 @@ oom_story() {
 	PID_CG1=$(hog_start /oomtest/cg1 10 1000)
 	PID_CG2=$(hog_start /oomtest/cg2 40 -1000)
 	PID_CG4=$(hog_start /oomtest/cg3/cg4 30 0)
+}
+# The OOM: cg5's hog fills /oomtest; wait for the first death
+oom_story_trigger() {
+	local i cg var
 	PID_CG5=$(hog_go /oomtest/cg3/cg5 25 0)
-	local i
 	for i in $(seq 300); do
 		for cg in cg1 cg2 cg4 cg5; do
-			local var=PID_${cg^^}
-			alive "${!var}" || { VICTIM=$cg; return; }
+			var=PID_${cg^^}
+			alive "${!var}" || { VICTIM=$cg VICTIM_PID=${!var}; return; }
 		done
 		sleep 0.1
 	done
-	VICTIM=none
+	VICTIM=none VICTIM_PID=none
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # oomctl event list/watch: the kernel-side log records OOMs and kills with
 # no policy attached, keeps at least 1024 records, is read without being
-# consumed, and watch streams new records until interrupted.
+# consumed, and watch streams new records until interrupted. Each record
+# keeps its cgroup's path, which names the cgroup after it is removed.
 # Usage (in the guest): oomctl_event.sh BUILD_DIR
 set -u
 build=${1:?usage: oomctl_event.sh BUILD_DIR}
@@ -37,6 +38,53 @@ check "1100 declared OOMs" "$build/test/vm/declare_flood" $CG/ev/empty 1100
 n=$(oomctl -j event list | jq '.events | length')
 check "the log keeps at least 1024 records (has $n)" test "$n" -ge 1024
 check "bad count is a usage error" bash -c "'$OOMCTL' event list count many 2>/dev/null; test \$? = 2"
+
+# Paths in the log: a removed cgroup keeps the path it had at the event
+cg_make /ev/gone 32M	# below /ev's 64M: the OOM is /ev/gone's
+h=$(hog_go /ev/gone 100 0)
+check "an OOM in /ev/gone kills the hog" wait_dead "$h" 30
+check "while /ev/gone exists the kill names it" json \
+	"any(.events[]; .type == \"kill\" and .pid == $h and .cgroup == \"/ev/gone\" and .cgroup_removed == false)" oomctl -j event list count 10
+cg_remove /ev/gone
+check "/ev/gone is removed" test ! -d $CG/ev/gone
+oomctl event list count 10 > /tmp/list.out 2>&1
+check "event list names the removed cgroup's kill by its path" \
+	grep -q "killed pid $h (hog) in /ev/gone (removed)" /tmp/list.out
+check "and its OOM" grep -q "OOM in /ev/gone (removed) (allocation)" /tmp/list.out
+check "-j has the removed cgroup's path" json \
+	"any(.events[]; .type == \"kill\" and .pid == $h and .cgroup == \"/ev/gone\" and .cgroup_removed == true)" oomctl -j event list count 10
+check "dump names it too" bash -c "'$OOMCTL' dump | grep -q 'killed pid $h (hog) in /ev/gone (removed)'"
+
+# A deep path fits whole; a long one keeps its end behind "..."
+deep=/ev/deep$(printf '/d%02d' $(seq 30))
+cg_make "$deep"
+check "declared OOM in a 31-deep cgroup" "$build/test/vm/declare_flood" "$CG$deep" 1
+a=$(printf 'a%.0s' $(seq 100)) b=$(printf 'b%.0s' $(seq 100)) c=$(printf 'c%.0s' $(seq 100))
+long=/ev/long/$a/$b/$c	# 311 bytes: more than fits
+cg_make "$long"
+check "declared OOM in a cgroup with a 311-byte path" "$build/test/vm/declare_flood" "$CG$long" 1
+cg_remove /ev/deep
+cg_remove /ev/long
+ev=$(oomctl -j event list count 4)
+check "the deep path is whole" \
+	jqe "any(.events[]; .type == \"oom\" and .cgroup == \"$deep\" and .cgroup_removed)" "$ev"
+# the last 252 bytes: the end of $a, then /$b/$c
+tail="...${long: -252}"
+check "the long path is its end behind '...'" \
+	jqe "any(.events[]; .type == \"oom\" and .cgroup == \"$tail\" and .cgroup_removed)" "$ev"
+check "event list prints the cut path" bash -c "'$OOMCTL' event list count 4 | grep -qF 'OOM in $tail (removed)'"
 cg_remove /ev
+
+# A log pinned by an older oomctl, with smaller records, is replaced, not
+# misread (in a folder of its own: the live log stays)
+old=/sys/fs/bpf/oldlog
+rm -rf $old; mkdir -p $old/recorder
+bpftool map create $old/events type array key 4 value 136 entries 4096 name oom_events
+bpftool map create $old/events_head type array key 4 value 8 entries 1 name oom_events_head
+check "an older log is replaced, with a notice" \
+	bash -c "'$OOMCTL' --bpffs $old event list 2>&1 >/dev/null | grep -q 'older format'"
+check "by a log of today's records" \
+	test "$(bpftool -j map show pinned $old/events | jq .bytes_value)" = "$(bpftool -j map show pinned /sys/fs/bpf/oomctl/events | jq .bytes_value)"
+rm -rf $old
 
 done_checks

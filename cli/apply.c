@@ -1,0 +1,551 @@
+/*
+ * oomctl apply [--check] [FILE]: make the attached policies and PSI
+ * triggers what the configuration (config.h) says, and start the event
+ * recorder, so that a unit can run it at boot (packaging/oomctl.service).
+ *
+ * - Everything is read and checked first (no bpf() call); a bad file is one
+ *   "FILE:LINE: problem" line and nothing is applied. --check stops there.
+ * - What apply attached is marked in two pinned maps under bpffs_dir
+ *   (config_policies: name -> attach cookie, config_triggers: id -> the
+ *   trigger), so a later apply detaches what is no longer configured and
+ *   leaves alone what an admin attached by hand.
+ * - Configured and already attached as configured: left alone (same prog).
+ *   Ours with other options, or a rebuilt object file: detached and
+ *   attached again. Attached by hand with other options: an error, before
+ *   any change.
+ * - Changes run additions first, so a policy that fails to load is found
+ *   before anything is removed; on any failure the changes made so far are
+ *   undone in reverse order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "backend.h"
+#include "bpffs.h"
+#include "config.h"
+
+#define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
+
+static int do_help(void)
+{
+	FILE *f = json_output ? stderr : stdout;
+
+	fprintf(f,
+		"Usage: %1$s apply [--check] [FILE]\n"
+		"       %1$s apply help\n"
+		"\n"
+		"       FILE := a configuration file (default " OOMCTL_CONF_FILE
+		" and " OOMCTL_CONF_DIR "/*.conf)\n"
+		"       " HELP_SPEC_OPTIONS "\n", bin_name);
+	return OOMCTL_EXIT_OK;
+}
+
+/* A PSI trigger as the kernel lists it, and as apply marks it */
+struct trig {
+	uint64_t cgroup_id;
+	uint64_t stall_us;
+	uint64_t window_us;
+	uint32_t type;			/* enum psi_stall */
+	uint32_t pad;
+};
+
+struct ktrig {
+	uint32_t id;
+	struct trig t;
+	bool used;			/* matched by a configured trigger */
+};
+
+static int marks_fd(bool policies, bool create)
+{
+	static const struct state_map_def pol = {
+		.pin = "config_policies", .name = "oomctl_cfg_pol",
+		.what = "the configuration's policy marks",
+		.type = BPF_MAP_TYPE_HASH, .key_size = POLICY_NAME_LEN,
+		.value_size = sizeof(uint64_t), .max_entries = REGISTRY_MAX,
+	}, trg = {
+		.pin = "config_triggers", .name = "oomctl_cfg_psi",
+		.what = "the configuration's trigger marks",
+		.type = BPF_MAP_TYPE_HASH, .key_size = sizeof(uint32_t),
+		.value_size = sizeof(struct trig), .max_entries = 1024,
+	};
+
+	return state_map_get(policies ? &pol : &trg, create);
+}
+
+static int mark_policy(const char *name, bool set)
+{
+	char key[POLICY_NAME_LEN] = {};
+	struct policy_meta meta;
+	int fd = marks_fd(true, set), err = 0;
+
+	if (fd < 0)
+		return set ? fd : 0;
+	snprintf(key, sizeof(key), "%s", name);
+	if (set && registry_get(name, &meta))
+		err = -ENOENT;
+	else if (set && bpf_map_update_elem(fd, key, &meta.cookie, BPF_ANY))
+		err = -errno;
+	else if (!set && bpf_map_delete_elem(fd, key) && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	if (err)
+		p_err("cannot mark policy %s as configured: %s", name,
+		      strerror(-err));
+	return err;
+}
+
+static int mark_trigger(uint32_t id, const struct trig *t)
+{
+	int fd = marks_fd(false, t != NULL), err = 0;
+
+	if (fd < 0)
+		return t ? fd : 0;
+	if (t && bpf_map_update_elem(fd, &id, t, BPF_ANY))
+		err = -errno;
+	else if (!t && bpf_map_delete_elem(fd, &id) && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	if (err)
+		p_err("cannot mark trigger %u as configured: %s", id,
+		      strerror(-err));
+	return err;
+}
+
+/* The kernel's memory triggers in *@ksp (free() it): count or -errno */
+static int read_triggers(struct ktrig **ksp)
+{
+	FILE *f = fopen(BPF_TRIGGERS, "re");
+	struct ktrig *ks = NULL, *grown, k = {};
+	char line[256], res[16], kind[8];
+	int n = 0;
+
+	*ksp = NULL;
+	if (!f) {
+		int err = -errno;
+
+		p_err("cannot read %s: %s", BPF_TRIGGERS, strerror(-err));
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		enum psi_stall type;
+		unsigned long cg, stall, window;
+
+		if (sscanf(line, "%u %lu %15s %7s %lu %lu", &k.id, &cg, res,
+			   kind, &stall, &window) != 6 || strcmp(res, "memory") ||
+		    parse_psi_stall(kind, &type))
+			continue;
+		grown = realloc(ks, (n + 1) * sizeof(*ks));
+		if (!grown) {
+			free(ks);
+			fclose(f);
+			p_err("out of memory");
+			return -ENOMEM;
+		}
+		ks = grown;
+		k.t = (struct trig){ .cgroup_id = cg, .stall_us = stall,
+				     .window_us = window, .type = type };
+		ks[n++] = k;
+	}
+	fclose(f);
+	*ksp = ks;
+	return n;
+}
+
+static bool trig_eq(const struct trig *a, const struct trig *b)
+{
+	return a->cgroup_id == b->cgroup_id && a->type == b->type &&
+	       a->stall_us == b->stall_us && a->window_us == b->window_us;
+}
+
+static struct trig conf_trig(const struct conf_trigger *c)
+{
+	return (struct trig){ .cgroup_id = c->cgroup_id, .type = c->type,
+			      .stall_us = c->stall_us, .window_us = c->window_us };
+}
+
+/* What this run changed, to undo it in reverse */
+enum act { ADD_POLICY, DEL_POLICY, ADD_TRIGGER, DEL_TRIGGER };
+
+struct done {
+	enum act act;
+	struct policy_meta meta;	/* DEL_POLICY: what to attach back */
+	uint32_t id;			/* ADD_TRIGGER */
+	struct trig t;			/* DEL_TRIGGER */
+};
+
+struct run {
+	struct done *done;
+	int ndone, cap;
+	int added, removed, kept;
+};
+
+static int record(struct run *r, const struct done *d)
+{
+	if (r->ndone == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 16;
+		struct done *grown = realloc(r->done, cap * sizeof(*grown));
+
+		if (!grown) {
+			p_err("out of memory");
+			return -ENOMEM;
+		}
+		r->done = grown;
+		r->cap = cap;
+	}
+	r->done[r->ndone++] = *d;
+	return 0;
+}
+
+/* Attach and mark: from a configured entry, or back from its old meta */
+static int attach(struct run *r, const char *name, const char *file,
+		  uint64_t scope_id, bool dry_run)
+{
+	struct cgroup_ref scope = { .arg = "", .id = scope_id };
+	struct policy_attach_opts opts = {
+		.name = file ? NULL : name, .file = file,
+		.scope = scope_id ? &scope : NULL, .dry_run = dry_run,
+	};
+	struct done d = { .act = ADD_POLICY };
+	int err;
+
+	cgroup_path_of_id(scope_id, scope.path, sizeof(scope.path));
+	scope.arg = scope.path;
+	out_open_object(NULL);
+	err = policy_attach(&opts);
+	out_close();
+	if (err)
+		return err;
+	snprintf(d.meta.name, sizeof(d.meta.name), "%s", name);
+	/* recorded first: a failed mark still undoes the attach */
+	return record(r, &d) ?: mark_policy(name, true);
+}
+
+static int detach(struct run *r, const struct policy_meta *meta)
+{
+	struct done d = { .act = DEL_POLICY, .meta = *meta };
+	int err;
+
+	out_open_object(NULL);
+	err = policy_detach(meta->name);
+	out_close();
+	if (err)
+		return err;
+	mark_policy(meta->name, false);
+	return record(r, &d);
+}
+
+static int trigger_add(struct run *r, const struct trig *t)
+{
+	struct cgroup_ref cg = { .id = t->cgroup_id };
+	struct psi_add_opts opts = {
+		.cg = &cg, .type = t->type, .stall_us = t->stall_us,
+		.window_us = t->window_us,
+	};
+	struct done d = { .act = ADD_TRIGGER };
+	struct ktrig *before, *after;
+	int nb, na, err;
+
+	cgroup_path_of_id(t->cgroup_id, cg.path, sizeof(cg.path));
+	cg.arg = cg.path;
+	nb = read_triggers(&before);
+	if (nb < 0)
+		return nb;
+	out_open_object(NULL);
+	err = psi_add(&opts);
+	out_close();
+	na = err ? 0 : read_triggers(&after);
+	if (!err && na < 0)
+		err = na;
+	/* psi_add() says the id only on stdout: the new one of the kernel's */
+	for (int i = 0; !err && i < na && !d.id; i++) {
+		bool old = false;
+
+		for (int j = 0; j < nb; j++)
+			old |= before[j].id == after[i].id;
+		if (!old && trig_eq(&after[i].t, t))
+			d.id = after[i].id;
+	}
+	free(before);
+	if (!err)
+		free(after);
+	if (err)
+		return err;
+	if (!d.id) {
+		p_err("the trigger added on %s is not in %s", cg.path, BPF_TRIGGERS);
+		return -ENOENT;
+	}
+	return record(r, &d) ?: mark_trigger(d.id, t);
+}
+
+static int trigger_del(struct run *r, uint32_t id, const struct trig *t)
+{
+	struct psi_del_opts opts = { .id = id };
+	struct done d = { .act = DEL_TRIGGER, .t = *t };
+	int err;
+
+	out_open_object(NULL);
+	err = psi_del(&opts);
+	out_close();
+	if (err)
+		return err;
+	mark_trigger(id, NULL);
+	return record(r, &d);
+}
+
+/* Put back what this run changed, newest first; best effort */
+static void undo(struct run *r)
+{
+	struct run scratch = {};
+
+	if (r->ndone)
+		p_info("Undoing the %d change%s of this run", r->ndone,
+		       r->ndone == 1 ? "" : "s");
+	for (int i = r->ndone - 1; i >= 0; i--) {
+		struct done *d = &r->done[i];
+		bool builtin = !strcmp(d->meta.source, "built-in");
+
+		switch (d->act) {
+		case ADD_POLICY:
+			out_open_object(NULL);
+			policy_detach(d->meta.name);
+			out_close();
+			mark_policy(d->meta.name, false);
+			break;
+		case DEL_POLICY:
+			attach(&scratch, d->meta.name,
+			       builtin ? NULL : d->meta.source, d->meta.scope_id,
+			       d->meta.flags & POLICY_DRY_RUN);
+			break;
+		case ADD_TRIGGER: {
+			struct psi_del_opts opts = { .id = d->id };
+
+			out_open_object(NULL);
+			psi_del(&opts);
+			out_close();
+			mark_trigger(d->id, NULL);
+			break;
+		}
+		case DEL_TRIGGER:
+			trigger_add(&scratch, &d->t);
+			break;
+		}
+	}
+	free(scratch.done);
+}
+
+static bool meta_matches(const struct policy_meta *m,
+			 const struct conf_policy *p, bool ours)
+{
+	if (m->scope_id != p->scope_id ||
+	    !(m->flags & POLICY_DRY_RUN) != !p->dry_run)
+		return false;
+	if (p->builtin)
+		return !strcmp(m->source, "built-in");
+	/* the registry keeps POLICY_SOURCE_LEN - 1 bytes of the path */
+	if (strncmp(m->source, p->file, POLICY_SOURCE_LEN - 1))
+		return false;
+	/* an object rebuilt since apply attached it is attached again */
+	return !ours || p->file_mtime_ns <= (int64_t)m->attach_time_ns;
+}
+
+static int apply_run(const struct config *conf)
+{
+	struct policy_meta *metas = NULL;
+	struct ktrig *ks = NULL;
+	struct run r = {};
+	char key[POLICY_NAME_LEN];
+	uint64_t cookie;
+	bool *ours = NULL, *configured = NULL;
+	int nmeta, nk, fd, err, i, j;
+
+	err = state_init() ?: state_lock() ?: recorder_ensure();
+	if (err)
+		return err;
+	nmeta = registry_list(&metas);
+	if (nmeta < 0) {
+		free(metas);
+		return nmeta;
+	}
+	nk = read_triggers(&ks);
+	if (nk < 0) {
+		free(metas);
+		return nk;
+	}
+	ours = calloc(nmeta + 1, sizeof(*ours));
+	configured = calloc(nmeta + 1, sizeof(*configured));
+	if (!ours || !configured) {
+		p_err("out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+
+	/* Which attached policies and triggers an earlier apply made */
+	fd = marks_fd(true, false);
+	for (i = 0; fd >= 0 && i < nmeta; i++) {
+		memset(key, 0, sizeof(key));
+		snprintf(key, sizeof(key), "%s", metas[i].name);
+		ours[i] = !bpf_map_lookup_elem(fd, key, &cookie) &&
+			  cookie == metas[i].cookie;
+	}
+	if (fd >= 0)
+		close(fd);
+
+	/* Plan the policies; a conflict stops us before any change */
+	for (i = 0; i < conf->npolicies; i++) {
+		const struct conf_policy *p = &conf->policies[i];
+
+		for (j = 0; j < nmeta && strcmp(metas[j].name, p->name); j++)
+			;
+		if (j == nmeta)
+			continue;
+		configured[j] = true;
+		if (!ours[j] && !meta_matches(&metas[j], p, false)) {
+			p_err("%s: policy %s is attached by hand with other options (oomctl policy detach %s)",
+			      p->where, p->name, p->name);
+			err = -EEXIST;
+			goto out;
+		}
+	}
+
+	out_open_array("changes");
+	/* 1. New policies and triggers: a bad object fails here, harmless */
+	for (i = 0; i < conf->npolicies; i++) {
+		const struct conf_policy *p = &conf->policies[i];
+
+		if (registry_get(p->name, &(struct policy_meta){}) == 0)
+			continue;
+		err = attach(&r, p->name, p->builtin ? NULL : p->file,
+			     p->scope_id, p->dry_run);
+		if (err) {
+			p_info("%s: this line failed", p->where);
+			goto undo;
+		}
+		r.added++;
+	}
+	for (i = 0; i < conf->ntriggers; i++) {
+		struct trig t = conf_trig(&conf->triggers[i]);
+
+		for (j = 0; j < nk && (ks[j].used || !trig_eq(&ks[j].t, &t)); j++)
+			;
+		if (j < nk) {
+			ks[j].used = true;
+			r.kept++;
+			continue;
+		}
+		err = trigger_add(&r, &t);
+		if (err) {
+			p_info("%s: this line failed", conf->triggers[i].where);
+			goto undo;
+		}
+		r.added++;
+	}
+	/* 2. Ours, changed in the configuration: detach, attach anew */
+	for (i = 0; i < conf->npolicies; i++) {
+		const struct conf_policy *p = &conf->policies[i];
+
+		for (j = 0; j < nmeta && strcmp(metas[j].name, p->name); j++)
+			;
+		if (j == nmeta)
+			continue;
+		if (meta_matches(&metas[j], p, ours[j])) {
+			r.kept++;
+			continue;
+		}
+		err = detach(&r, &metas[j]) ?:
+		      attach(&r, p->name, p->builtin ? NULL : p->file,
+			     p->scope_id, p->dry_run);
+		if (err) {
+			p_info("%s: this line failed", p->where);
+			goto undo;
+		}
+		r.added++;
+		r.removed++;
+	}
+	/* 3. Ours, no longer configured */
+	for (i = 0; i < nmeta; i++) {
+		if (!ours[i] || configured[i])
+			continue;
+		err = detach(&r, &metas[i]);
+		if (err)
+			goto undo;
+		r.removed++;
+	}
+	fd = marks_fd(false, false);
+	for (i = 0; i < nk; i++) {
+		struct trig mark;
+
+		if (ks[i].used || fd < 0 ||
+		    bpf_map_lookup_elem(fd, &ks[i].id, &mark) ||
+		    !trig_eq(&mark, &ks[i].t))
+			continue;
+		err = trigger_del(&r, ks[i].id, &ks[i].t);
+		if (err)
+			break;
+		r.removed++;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		goto undo;
+	out_close();
+
+	out_u64("added", "applied: %s added", r.added);
+	out_u64("kept", ", %s kept", r.kept);
+	out_u64("removed", ", %s removed", r.removed);
+	out_u64("files", " (%s configuration file", conf->nfiles);
+	out_text("%s)", conf->nfiles == 1 ? "" : "s");
+	out_newline();
+	goto out;
+undo:
+	out_close();
+	undo(&r);
+out:
+	free(r.done);
+	free(ours);
+	free(configured);
+	free(metas);
+	free(ks);
+	return err;
+}
+
+int do_apply(int argc, char **argv)
+{
+	const char *file = NULL;
+	struct config conf;
+	bool check = false;
+	int err;
+
+	if (argc == 1 && !strcmp(*argv, "help"))
+		return do_help();
+	while (argc > 0) {
+		if (ARG_IS("--check") && !check) {
+			NEXT_ARG();
+			check = true;
+		} else if (**argv != '-' && !file) {
+			file = GET_ARG();
+		} else {
+			usage_err("unexpected argument '%s'", *argv);
+			return OOMCTL_EXIT_USAGE;
+		}
+	}
+
+	/* all of it first, with no bpf() call: nothing is half-applied */
+	err = config_read(file, &conf);
+	if (err)
+		return err;
+	if (check) {
+		out_u64("policies", "configuration OK: %s policies", conf.npolicies);
+		out_u64("triggers", ", %s triggers", conf.ntriggers);
+		out_u64("files", " in %s file", conf.nfiles);
+		out_text("%s", conf.nfiles == 1 ? "" : "s");
+		out_newline();
+		config_free(&conf);
+		return OOMCTL_EXIT_OK;
+	}
+	err = cmd_backend(apply_run(&conf));
+	config_free(&conf);
+	return err;
+}

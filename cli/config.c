@@ -1,0 +1,319 @@
+/* Reading and checking oomctl's configuration (config.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "config.h"
+
+#define CONF_WORDS_MAX	16
+#define CONF_POLICIES_MAX	256	/* the registry's size (bpffs.h) */
+#define CONF_TRIGGERS_MAX	1024	/* the kernel's limit */
+
+/* One line being read: its place and words */
+struct line {
+	const char *where;
+	char *w[CONF_WORDS_MAX];
+	int n;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+bad(const struct line *l, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p_err("%s: %s", l->where, msg);
+	return OOMCTL_EXIT_USAGE;
+}
+
+/* A cgroup of a line: syntax, then the cgroup itself, with our messages */
+static int conf_cgroup(const struct line *l, const char *arg, char *path,
+		       uint64_t *id)
+{
+	const char *fs = strcmp(cgroupfs_dir, "/") ? cgroupfs_dir : "";
+	char fspath[PATH_MAX * 2];
+	int err;
+
+	if (*arg == '-')
+		return bad(l, "invalid cgroup '%s'", arg);
+	err = cgroup_path_norm(cgroupfs_dir, arg, path, PATH_MAX);
+	if (err == -ENAMETOOLONG)
+		return bad(l, "cgroup path too long: '%s'", arg);
+	if (err)
+		return bad(l, "invalid cgroup '%s': '..' is not allowed", arg);
+	snprintf(fspath, sizeof(fspath), "%s%s", fs,
+		 strcmp(path, "/") ? path : *fs ? "" : "/");
+	switch (cgroup_id_from_path(fspath, id)) {
+	case 0:
+		return 0;
+	case -ENOENT:
+		return bad(l, "cgroup '%s' not found: no %s", arg, fspath);
+	case -ENOTDIR:
+		return bad(l, "'%s' is not a cgroup: %s is not a directory",
+			   arg, fspath);
+	case -EMEDIUMTYPE:
+		return bad(l, "'%s' is not a cgroup: %s is not on cgroup2",
+			   arg, fspath);
+	default:
+		return bad(l, "cannot resolve cgroup '%s' (%s): %s", arg,
+			   fspath, strerror(errno));
+	}
+}
+
+static bool builtin_known(const char *name)
+{
+	char names[256], *tok, *save;
+
+	policy_builtin_names(" ", names, sizeof(names));
+	for (tok = strtok_r(names, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save))
+		if (!strcmp(tok, name))
+			return true;
+	return false;
+}
+
+/* policy attach { NAME | /PATH.bpf.o } [scope CGROUP] [dry-run] */
+static int conf_policy(struct config *conf, const struct line *l)
+{
+	struct conf_policy p = {}, *grown;
+	const char *what = l->w[2];
+	bool scoped = false;
+	struct stat st;
+	int i, err;
+
+	if (l->n < 3)
+		return bad(l, "missing NAME or FILE.bpf.o after 'policy attach'");
+	snprintf(p.where, sizeof(p.where), "%s", l->where);
+	/* As policy.c tells names from files */
+	if (strchr(what, '/') || (strlen(what) > 2 &&
+				  !strcmp(what + strlen(what) - 2, ".o"))) {
+		char base[PATH_MAX], *slash, *dot;
+
+		/* the unit runs in /: a relative path would mean nothing */
+		if (*what != '/')
+			return bad(l, "'%s': an object file needs an absolute path", what);
+		if (stat(what, &st))
+			return bad(l, "cannot open '%s': %s", what, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return bad(l, "'%s' is not a BPF object file", what);
+		if (!realpath(what, p.file))
+			return bad(l, "cannot open '%s': %s", what, strerror(errno));
+		p.file_mtime_ns = st.st_mtim.tv_sec * 1000000000LL +
+				  st.st_mtim.tv_nsec;
+		/* the name policy_attach() will give it: apply passes p.file */
+		snprintf(base, sizeof(base), "%s", p.file);
+		slash = strrchr(base, '/');
+		snprintf(p.name, sizeof(p.name), "%.31s", slash + 1);
+		dot = strstr(p.name, ".bpf.o") ?: strrchr(p.name, '.');
+		if (dot)
+			*dot = '\0';
+		if (policy_name_check(p.name))
+			return bad(l, "cannot name a policy after '%s': rename the file to 1-15 of [a-z0-9_-] + .bpf.o",
+				   what);
+	} else {
+		if (policy_name_check(what) || !builtin_known(what)) {
+			char names[256];
+
+			return bad(l, "no built-in policy '%s' (%s)", what,
+				   policy_builtin_names(", ", names, sizeof(names)));
+		}
+		snprintf(p.name, sizeof(p.name), "%s", what);
+		p.builtin = true;
+	}
+	for (i = 3; i < l->n; i++) {
+		if (!strcmp(l->w[i], "scope") && !scoped) {
+			if (++i == l->n)
+				return bad(l, "missing CGROUP after 'scope'");
+			err = conf_cgroup(l, l->w[i], p.scope, &p.scope_id);
+			if (err)
+				return err;
+			scoped = true;
+		} else if (!strcmp(l->w[i], "dry-run") && !p.dry_run) {
+			p.dry_run = true;
+		} else {
+			return bad(l, "unexpected '%s' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run])",
+				   l->w[i]);
+		}
+	}
+	for (i = 0; i < conf->npolicies; i++)
+		if (!strcmp(conf->policies[i].name, p.name))
+			return bad(l, "policy '%s' is configured already at %s",
+				   p.name, conf->policies[i].where);
+	if (conf->npolicies == CONF_POLICIES_MAX)
+		return bad(l, "more than %d policies", CONF_POLICIES_MAX);
+	grown = realloc(conf->policies, (conf->npolicies + 1) * sizeof(p));
+	if (!grown)
+		return bad(l, "out of memory");
+	conf->policies = grown;
+	conf->policies[conf->npolicies++] = p;
+	return 0;
+}
+
+static int conf_duration(const struct line *l, const char *what,
+			 const char *arg, uint64_t *usec)
+{
+	int err = parse_duration(arg, usec);
+
+	if (err)
+		return bad(l, "invalid %s '%s': %s", what, arg, err == -ERANGE ?
+			   "too large" : "expected a duration like 150ms or 2s");
+	return 0;
+}
+
+/* psi add CGROUP { some | full } STALL WINDOW */
+static int conf_trigger(struct config *conf, const struct line *l)
+{
+	struct conf_trigger t = {}, *grown;
+	int err;
+
+	if (l->n != 6)
+		return bad(l, "%s (psi add CGROUP { some | full } STALL WINDOW)",
+			   l->n < 6 ? "missing argument" : "too many arguments");
+	snprintf(t.where, sizeof(t.where), "%s", l->where);
+	if (parse_psi_stall(l->w[3], &t.type))
+		return bad(l, "invalid stall type '%s': expected 'some' or 'full'",
+			   l->w[3]);
+	err = conf_duration(l, "STALL", l->w[4], &t.stall_us) ?:
+	      conf_duration(l, "WINDOW", l->w[5], &t.window_us);
+	if (err)
+		return err;
+	switch (psi_trigger_check(t.stall_us, t.window_us)) {
+	case -ERANGE:
+		return bad(l, "WINDOW must be within 500ms..10s");
+	case -EINVAL:
+		return bad(l, "STALL must be more than 0 and at most WINDOW");
+	}
+	err = conf_cgroup(l, l->w[2], t.cgroup, &t.cgroup_id);
+	if (err)
+		return err;
+	for (int i = 0; i < conf->ntriggers; i++) {
+		const struct conf_trigger *o = &conf->triggers[i];
+
+		if (o->cgroup_id == t.cgroup_id && o->type == t.type &&
+		    o->stall_us == t.stall_us && o->window_us == t.window_us)
+			return bad(l, "the same trigger is configured already at %s",
+				   o->where);
+	}
+	if (conf->ntriggers == CONF_TRIGGERS_MAX)
+		return bad(l, "more than %d triggers", CONF_TRIGGERS_MAX);
+	grown = realloc(conf->triggers, (conf->ntriggers + 1) * sizeof(t));
+	if (!grown)
+		return bad(l, "out of memory");
+	conf->triggers = grown;
+	conf->triggers[conf->ntriggers++] = t;
+	return 0;
+}
+
+static int conf_line(struct config *conf, struct line *l, char *text)
+{
+	char *save, *tok;
+
+	l->n = 0;
+	for (tok = strtok_r(text, " \t\r\n", &save); tok && *tok != '#';
+	     tok = strtok_r(NULL, " \t\r\n", &save)) {
+		if (l->n == CONF_WORDS_MAX)
+			return bad(l, "too many words");
+		l->w[l->n++] = tok;
+	}
+	if (!l->n)
+		return 0;
+	if (l->n >= 2 && !strcmp(l->w[0], "policy") && !strcmp(l->w[1], "attach"))
+		return conf_policy(conf, l);
+	if (l->n >= 2 && !strcmp(l->w[0], "psi") && !strcmp(l->w[1], "add"))
+		return conf_trigger(conf, l);
+	return bad(l, "unknown command '%s%s%s': expected 'policy attach' or 'psi add'",
+		   l->w[0], l->n > 1 ? " " : "", l->n > 1 ? l->w[1] : "");
+}
+
+/* One file; @must: a missing file is an error */
+static int conf_file(struct config *conf, const char *path, bool must)
+{
+	char where[CONF_WHERE_LEN], *text = NULL;
+	struct line l = { .where = where };
+	size_t size = 0;
+	ssize_t len;
+	unsigned int lineno = 0;
+	int err = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT && !must)
+			return 0;
+		err = errno;
+		p_err("%s: cannot read: %s", path, strerror(err));
+		return OOMCTL_EXIT_FAIL;
+	}
+	conf->nfiles++;
+	while (!err && (len = getline(&text, &size, f)) >= 0) {
+		snprintf(where, sizeof(where), "%s:%u", path, ++lineno);
+		/* the words would end there: say so rather than ignore the rest */
+		err = strlen(text) != (size_t)len ?
+		      bad(&l, "a NUL byte in the line") :
+		      conf_line(conf, &l, text);
+	}
+	if (!err && ferror(f)) {
+		p_err("%s: cannot read: %s", path, strerror(errno));
+		err = OOMCTL_EXIT_FAIL;
+	}
+	free(text);
+	fclose(f);
+	return err;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int conf_dropin(const struct dirent *de)
+{
+	size_t len = strlen(de->d_name);
+
+	return de->d_name[0] != '.' && len > 5 &&
+	       !strcmp(de->d_name + len - 5, ".conf");
+}
+
+int config_read(const char *file, struct config *conf)
+{
+	struct dirent **des;
+	char path[PATH_MAX];
+	int n, err;
+
+	memset(conf, 0, sizeof(*conf));
+	if (file)
+		return conf_file(conf, file, true);
+	err = conf_file(conf, OOMCTL_CONF_FILE, false);
+	if (err)
+		return err;
+	n = scandir(OOMCTL_CONF_DIR, &des, conf_dropin, by_name);
+	if (n < 0) {
+		if (errno == ENOENT)
+			return 0;
+		p_err("%s: cannot read: %s", OOMCTL_CONF_DIR, strerror(errno));
+		return OOMCTL_EXIT_FAIL;
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", OOMCTL_CONF_DIR,
+			 des[i]->d_name);
+		if (!err)
+			err = conf_file(conf, path, true);
+		free(des[i]);
+	}
+	free(des);
+	return err;
+}
+
+void config_free(struct config *conf)
+{
+	free(conf->policies);
+	free(conf->triggers);
+	memset(conf, 0, sizeof(*conf));
+}

@@ -1,0 +1,70 @@
+/*
+ * oomctl's configuration, /etc/oomctl/oomctl.conf and its drop-ins: read,
+ * checked and resolved in full before anything is applied (apply.c).
+ *
+ * The syntax is oomctl's own command line, one command a line:
+ *
+ *   # comment
+ *   policy attach { NAME | /PATH/FILE.bpf.o } [scope CGROUP] [dry-run]
+ *   psi add CGROUP { some | full } STALL WINDOW
+ *
+ * Why: an admin already knows these words from oomctl(8) and can try any
+ * line by typing "oomctl " before it; a second vocabulary (INI keys) would
+ * have to be learned, documented and kept in step with the command line.
+ */
+#ifndef OOMCTL_CONFIG_H
+#define OOMCTL_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parse.h"
+
+#define OOMCTL_CONF_FILE	"/etc/oomctl/oomctl.conf"
+#define OOMCTL_CONF_DIR		"/etc/oomctl/oomctl.conf.d"
+
+/* "FILE:LINE" of an entry, for its errors */
+#define CONF_WHERE_LEN		(PATH_MAX + 16)
+
+struct conf_policy {
+	char where[CONF_WHERE_LEN];
+	char name[32];			/* the registry's key */
+	bool builtin;			/* else an object file */
+	char file[PATH_MAX];		/* realpath() of the object */
+	int64_t file_mtime_ns;		/* to see a rebuilt object */
+	uint64_t scope_id;		/* 0: system-wide */
+	char scope[PATH_MAX];		/* "/a/b" under cgroupfs_dir */
+	bool dry_run;
+};
+
+struct conf_trigger {
+	char where[CONF_WHERE_LEN];
+	uint64_t cgroup_id;
+	char cgroup[PATH_MAX];
+	enum psi_stall type;
+	uint64_t stall_us, window_us;
+};
+
+struct config {
+	struct conf_policy *policies;
+	int npolicies;
+	struct conf_trigger *triggers;
+	int ntriggers;
+	int nfiles;			/* files read */
+};
+
+/*
+ * Read @file, or if NULL the default file (if present) and then the
+ * drop-ins *.conf in lexical order. The first problem is reported in one
+ * p_err() line "FILE:LINE: problem" and ends the read. Cgroups are
+ * resolved and object files looked at; no bpf() call. 0 or an exit
+ * status (OOMCTL_EXIT_USAGE for a bad configuration).
+ */
+int config_read(const char *file, struct config *conf);
+void config_free(struct config *conf);
+
+/* oomctl apply [--check] [FILE] (apply.c) */
+int do_apply(int argc, char **argv);
+
+#endif /* OOMCTL_CONFIG_H */

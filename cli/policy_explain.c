@@ -1,0 +1,582 @@
+/*
+ * policy explain [NAME] [CGROUP]: what a policy would choose for an OOM now,
+ * killing nothing. The policy's object carries a SEC("syscall") program
+ * "explain" (bpf/oom_explain.bpf.h) that calls the very selection function
+ * of its OOM hook, reporting every unit it looked at into a ring buffer;
+ * here we load that program alone, run it once with BPF_PROG_TEST_RUN and
+ * rank the records for display. Rank 1 is always the kernel-side choice;
+ * the order of the others follows the policy's documented key.
+ *
+ * State: an attached policy's own maps (oomd's last_pgscan, the scope
+ * precedence map) are given to the explain object (bpf_map__reuse_fd), so
+ * explain sees the window the hook would use; the program only reads them.
+ * A policy that is not attached gets fresh maps: oomd's window is then
+ * "since boot" for every unit. Nothing here counts as a run or a kill.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "backend.h"
+#include "bpffs.h"
+#include "kernel.h"
+#include "oom_explain.h"
+#include "largest_leaf.skel.h"
+#include "oomd.skel.h"
+
+/* Built-in policies that can be explained: their object files */
+static const struct {
+	const char *name;
+	const void *(*elf)(size_t *size);
+} explainable[] = {
+	{ "largest-leaf", largest_leaf_bpf__elf_bytes },
+	{ "oomd", oomd_bpf__elf_bytes },
+};
+
+/* Room for this many units in one run; more are counted as lost */
+#define EXPLAIN_RING_SIZE	(4U << 20)
+
+/* Maps of the object that explain must not share with the attached policy:
+ * the event log (explain writes none, so they are made small), its own
+ * ring, and the scope map, which is oomctl's pinned one (share_scopes()) */
+static const char *const unshared_maps[] = {
+	"oom_events", "oom_events_head", "oom_path_scratch", "explain_records",
+	"oom_policy_scopes", NULL,
+};
+static const char *const log_maps[] = {
+	"oom_events", "oom_events_head", "oom_path_scratch", NULL,
+};
+
+static bool name_in(const char *name, const char *const *names)
+{
+	for (; *names; names++)
+		if (!strcmp(name, *names))
+			return true;
+	return false;
+}
+
+/* One policy's explanation */
+struct explained {
+	char name[POLICY_NAME_LEN];
+	const char *source;		/* "built-in" or a path */
+	bool attached, dry_run, state;	/* state: the attached policy's maps */
+	uint64_t scope_id;
+	struct oom_explain_args args;
+	struct oom_explain_record *recs;
+	size_t nr, cap;
+	bool oom;
+	char why[PATH_MAX + 256];	/* why it cannot be explained */
+};
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct explained *e = ctx;
+	void *p;
+
+	if (size < sizeof(*e->recs))
+		return 0;
+	if (e->nr == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 256;
+		p = realloc(e->recs, e->cap * sizeof(*e->recs));
+		if (!p) {
+			e->oom = true;
+			return -ENOMEM;
+		}
+		e->recs = p;
+	}
+	memcpy(&e->recs[e->nr], data, sizeof(*e->recs));
+	e->recs[e->nr].__pad = e->nr;	/* the walk order, for ties */
+	e->nr++;
+	return 0;
+}
+
+/*
+ * Give @obj's maps the attached policy @name's maps of the same name and
+ * shape: the programs of its links under bpffs_dir/policy/NAME. Returns
+ * whether any map was shared.
+ */
+static bool share_attached_maps(struct bpf_object *obj, const char *name)
+{
+	uint32_t prog_ids[8];
+	bool shared = false;
+	__u32 len;
+	int n;
+
+	n = policy_link_progs(name, prog_ids, NULL, 8);
+	for (int p = 0; p < n; p++) {
+		struct bpf_prog_info pi = {};
+		uint32_t ids[64];
+		int pfd;
+
+		pfd = bpf_prog_get_fd_by_id(prog_ids[p]);
+		if (pfd < 0)
+			continue;
+		pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+		pi.map_ids = (uintptr_t)ids;
+		len = sizeof(pi);
+		if (bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
+			close(pfd);
+			continue;
+		}
+		close(pfd);
+		for (uint32_t i = 0; i < pi.nr_map_ids && i < 64; i++) {
+			struct bpf_map_info mi = {};
+			struct bpf_map *map;
+			int mfd = bpf_map_get_fd_by_id(ids[i]);
+
+			len = sizeof(mi);
+			if (mfd < 0)
+				continue;
+			if (bpf_obj_get_info_by_fd(mfd, &mi, &len)) {
+				close(mfd);
+				continue;
+			}
+			/* the kernel keeps 15 characters of a map's name */
+			bpf_object__for_each_map(map, obj) {
+				const char *mn = bpf_map__name(map);
+
+				if (bpf_map__is_internal(map) ||
+				    name_in(mn, unshared_maps) ||
+				    strncmp(mn, mi.name, sizeof(mi.name) - 1) ||
+				    bpf_map__type(map) != mi.type ||
+				    bpf_map__key_size(map) != mi.key_size ||
+				    bpf_map__value_size(map) != mi.value_size ||
+				    bpf_map__max_entries(map) != mi.max_entries)
+					continue;
+				if (!bpf_map__reuse_fd(map, mfd))
+					shared = true;
+				break;
+			}
+			close(mfd);
+		}
+	}
+	return shared;
+}
+
+/* The pinned scope precedence map, so that explain sees the scoped
+ * policies the hook would defer to (attached or not) */
+static void share_scopes(struct bpf_object *obj)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj,
+							   "oom_policy_scopes");
+	int fd;
+
+	if (!map)
+		return;
+	fd = state_map_fd("policy_scopes");
+	if (fd >= 0) {
+		bpf_map__reuse_fd(map, fd);
+		close(fd);
+	}
+}
+
+/* Open @e's object: built-in by name, or the file it was attached from */
+static int explain_open(struct explained *e, struct bpf_object **objp)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = e->name);
+	struct bpf_object *obj = NULL;
+	size_t size;
+	int err;
+
+	open_opts_debug(&opts);
+	if (!strcmp(e->source, "built-in")) {
+		bool found = false;
+
+		for (size_t i = 0; i < sizeof(explainable) / sizeof(*explainable); i++)
+			if (!strcmp(explainable[i].name, e->name)) {
+				const void *elf = explainable[i].elf(&size);
+
+				found = true;
+				obj = bpf_object__open_mem(elf, size, &opts);
+				break;
+			}
+		if (!found) {
+			snprintf(e->why, sizeof(e->why),
+				 "policy %s has no explain program", e->name);
+			return -EINVAL;
+		}
+	} else {
+		obj = bpf_object__open_file(e->source, &opts);
+	}
+	if (!obj) {
+		err = -errno;
+		snprintf(e->why, sizeof(e->why), "cannot open policy %s (%s): %s",
+			 e->name, e->source, strerror(-err));
+		return err;
+	}
+	*objp = obj;
+	return 0;
+}
+
+/* Load @e's explain program and run it once: 0, or -errno reported */
+static int explain_run(struct explained *e)
+{
+	struct bpf_program *prog, *explain = NULL;
+	struct ring_buffer *rb = NULL;
+	struct bpf_object *obj = NULL;
+	struct bpf_map *map;
+	int err;
+
+	err = explain_open(e, &obj);
+	if (err)
+		return err;
+	bpf_object__for_each_program(prog, obj) {
+		bool it = !strcmp(bpf_program__name(prog), OOM_EXPLAIN_PROG) &&
+			  !strcmp(bpf_program__section_name(prog), "syscall");
+
+		bpf_program__set_autoload(prog, it);
+		if (it)
+			explain = prog;
+	}
+	map = bpf_object__find_map_by_name(obj, "explain_records");
+	if (!explain || !map || bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF) {
+		snprintf(e->why, sizeof(e->why),
+			 "policy %s (%s) has no explain program: its object lacks the SEC(\"syscall\") program %s of oom_explain.bpf.h",
+			 e->name, e->source, OOM_EXPLAIN_PROG);
+		err = -EINVAL;
+		goto out;
+	}
+	bpf_map__set_max_entries(map, EXPLAIN_RING_SIZE);
+	bpf_object__for_each_map(map, obj)
+		if (name_in(bpf_map__name(map), log_maps) &&
+		    bpf_map__type(map) == BPF_MAP_TYPE_ARRAY)
+			bpf_map__set_max_entries(map, 1);	/* unused: small */
+	if (e->attached)
+		e->state = share_attached_maps(obj, e->name);
+	share_scopes(obj);
+
+	err = bpf_object__load(obj);
+	if (err) {
+		snprintf(e->why, sizeof(e->why),
+			 "the kernel refused the explain program of %s: %s%s",
+			 e->name, strerror(-err),
+			 debug ? "" : " (-d shows the verifier log)");
+		goto out;
+	}
+	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj,
+				"explain_records")), on_record, e, NULL);
+	if (!rb) {
+		err = -errno;
+		snprintf(e->why, sizeof(e->why),
+			 "cannot map the explain ring buffer: %s", strerror(-err));
+		goto out;
+	}
+	err = syscall_prog_run(bpf_program__fd(explain), &e->args,
+			       sizeof(e->args));
+	if (err) {
+		snprintf(e->why, sizeof(e->why),
+			 "cannot run the explain program of %s: %s", e->name,
+			 strerror(-err));
+		goto out;
+	}
+	err = ring_buffer__consume(rb);
+	err = e->oom ? -ENOMEM : err < 0 ? err : e->args.err;
+	if (err == -ENODEV)
+		snprintf(e->why, sizeof(e->why),
+			 "the OOM's cgroup has no memory controller: memory is not in its parent's cgroup.subtree_control");
+	else if (err)
+		snprintf(e->why, sizeof(e->why), "explain of %s failed: %s",
+			 e->name, strerror(-err));
+out:
+	ring_buffer__free(rb);
+	bpf_object__close(obj);
+	return err;
+}
+
+/* Display order: eligible units by the policy's key, then the skipped */
+static uint64_t victim_unit;
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct oom_explain_record *x = a, *y = b;
+	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT;
+	bool xs = x->flags & skip, ys = y->flags & skip;
+
+	if (xs != ys)
+		return xs ? 1 : -1;
+	if ((x->cgroup_id == victim_unit) != (y->cgroup_id == victim_unit))
+		return x->cgroup_id == victim_unit ? -1 : 1;
+	if ((x->flags & OOM_EXPLAIN_AVOID) != (y->flags & OOM_EXPLAIN_AVOID))
+		return x->flags & OOM_EXPLAIN_AVOID ? 1 : -1;
+	if (x->pgscan_delta != y->pgscan_delta)
+		return x->pgscan_delta > y->pgscan_delta ? -1 : 1;
+	if (x->usage != y->usage)
+		return x->usage > y->usage ? -1 : 1;
+	/* walk order (kept in __pad): the earlier wins ties */
+	return x->__pad < y->__pad ? -1 : x->__pad > y->__pad;
+}
+
+static const struct col cols[] = {
+	{ "rank", "RANK", COL_U64, 0, "order of preference; - if skipped" },
+	{ "cgroup", "CGROUP", COL_STR, 0, "the unit (leaf or oom.group cgroup)" },
+	{ "usage", "USAGE", COL_BYTES, 0, "memory as the policy compares it" },
+	{ "cache", "CACHE", COL_BYTES, 0, "page cache left out (largest-leaf)" },
+	{ "pgscan", "PGSCAN", COL_U64, 0, "pages reclaim scanned in the window (oomd)" },
+	{ "window_us", "WINDOW", COL_USEC, 0, "since the policy last looked (oomd)" },
+	{ "marks", "MARKS", COL_STR, 0, "protected (-1000), omit, avoid, group" },
+	{ "pid", "PID", COL_U64, 0, "the process it would kill" },
+	{ "comm", "COMM", COL_STR, 0, "its command" },
+};
+
+static const char *verdict_str(const struct explained *e)
+{
+	switch (e->args.verdict) {
+	case OOM_EXPLAIN_KILL:
+		return e->dry_run ? "dry-run" : "kill";
+	case OOM_EXPLAIN_NO_VICTIM:
+		return "no-victim";
+	case OOM_EXPLAIN_OUT_OF_SCOPE:
+		return "out-of-scope";
+	case OOM_EXPLAIN_DEFERS:
+		return "defers";
+	}
+	return "unknown";
+}
+
+/* Whether the hook would end the chain: it kills */
+static bool would_kill(const struct explained *e)
+{
+	return e->args.verdict == OOM_EXPLAIN_KILL && !e->dry_run;
+}
+
+static void print_marks(struct table *t, uint32_t flags)
+{
+	char buf[64] = "";
+
+	if (flags & OOM_EXPLAIN_PROTECTED)
+		strcat(buf, ",protected");
+	if (flags & OOM_EXPLAIN_OMIT)
+		strcat(buf, ",omit");
+	if (flags & OOM_EXPLAIN_AVOID)
+		strcat(buf, ",avoid");
+	if (flags & OOM_EXPLAIN_GROUP)
+		strcat(buf, ",group");
+	table_str(t, buf[0] ? buf + 1 : NULL);
+}
+
+static void print_explained(struct explained *e, const char *status)
+{
+	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT;
+	struct oom_explain_args *a = &e->args;
+	char buf[PATH_MAX], txt[64];
+	bool pgscan = false;
+	uint64_t rank = 0;
+	struct table *t;
+
+	victim_unit = a->verdict == OOM_EXPLAIN_KILL ||
+		      a->verdict == OOM_EXPLAIN_DEFERS ? a->victim_cgroup_id : 0;
+	qsort(e->recs, e->nr, sizeof(*e->recs), rec_cmp);
+	for (size_t i = 0; i < e->nr; i++)
+		pgscan |= e->recs[i].flags & OOM_EXPLAIN_PGSCAN;
+
+	out_open_object(NULL);
+	out_str("name", "%s", e->name);
+	out_str("source", NULL, e->source);
+	out_bool("attached", NULL, e->attached);
+	out_text(e->attached ? " (attached" : " (not attached");
+	out_str("scope", ", scope %s", e->scope_id ?
+		cgroup_path_of_id(e->scope_id, buf, sizeof(buf)) : "system");
+	out_str("mode", ", %s)", e->attached ? e->dry_run ? "dry-run" : "kill" :
+		"kill");
+	out_str("verdict", ": %s", verdict_str(e));
+	out_str("status", NULL, status);
+	if (a->verdict == OOM_EXPLAIN_KILL || (a->verdict == OOM_EXPLAIN_DEFERS &&
+					       a->victim_pid)) {
+		out_open_object("victim");
+		out_u64("pid", ", would kill pid %s", a->victim_pid);
+		out_str("comm", " (%s)", a->victim_comm);
+		out_str("cgroup", " of %s", cgroup_path_of_id(a->victim_cgroup_id,
+							     buf, sizeof(buf)));
+		out_bytes("rss", ", rss %s", a->victim_rss);
+		out_close();
+	}
+	if (status)
+		out_text(" [%s]", status);
+	out_newline();
+	if (pgscan) {
+		/* the window is per unit; say where it comes from */
+		out_str("window", "  reclaim window: pgscan since the policy last looked at each unit (%s)\n",
+			e->state ? "the attached policy's state" : "since boot: no state of an attached oomd");
+	}
+	if (a->nr_lost) {
+		out_u64("lost", "  %s units not shown: the ring was full\n", a->nr_lost);
+	}
+	if (a->verdict == OOM_EXPLAIN_OUT_OF_SCOPE) {
+		out_close();
+		return;
+	}
+
+	t = table_open("candidates", cols, sizeof(cols) / sizeof(*cols));
+	for (size_t i = 0; i < e->nr; i++) {
+		struct oom_explain_record *r = &e->recs[i];
+		bool is_victim = victim_unit && r->cgroup_id == victim_unit &&
+				 !(r->flags & skip);
+
+		table_row(t);
+		if (r->flags & skip)
+			table_str(t, NULL);
+		else
+			table_u64(t, ++rank);
+		table_str(t, cgroup_path_of_id(r->cgroup_id, buf, sizeof(buf)));
+		table_bytes(t, r->usage);
+		if (r->flags & OOM_EXPLAIN_CACHE)
+			table_bytes(t, r->cache);
+		else
+			table_str(t, NULL);
+		if (r->flags & OOM_EXPLAIN_PGSCAN) {
+			uint64_t since = r->last_ns ? a->now_ns - r->last_ns : a->now_ns;
+
+			table_u64(t, r->pgscan_delta);
+			if (r->last_ns)
+				snprintf(txt, sizeof(txt), "%.1fs", since / 1e9);
+			else
+				snprintf(txt, sizeof(txt), "boot");
+			table_u64_as(t, since / 1000, txt);
+		} else {
+			table_str(t, NULL);
+			table_str(t, NULL);
+		}
+		print_marks(t, r->flags);
+		if (is_victim && a->victim_pid) {
+			table_u64(t, a->victim_pid);
+			table_str(t, a->victim_comm);
+		} else {
+			table_str(t, NULL);
+			table_str(t, NULL);
+		}
+	}
+	table_close(t);
+	out_close();
+}
+
+static void explained_free(struct explained *e)
+{
+	free(e->recs);
+	e->recs = NULL;
+	e->nr = e->cap = 0;
+}
+
+int policy_explain(const struct policy_explain_opts *opts)
+{
+	struct policy_meta *metas = NULL, meta;
+	struct explained e;
+	const char *actor = NULL, *unknown = NULL;
+	char buf[PATH_MAX];
+	int n = 0, err = 0, nr_oom = 0;
+	uint64_t oom_id = opts->oom && opts->oom->id > 1 ? opts->oom->id : 0;
+
+	if (opts->name) {
+		memset(&e, 0, sizeof(e));
+		snprintf(e.name, sizeof(e.name), "%s", opts->name);
+		e.source = "built-in";
+		if (!registry_get(opts->name, &meta)) {
+			if (!(meta.hooks & HOOK_OOM)) {
+				p_err("policy %s has no OOM hook: there is nothing to explain",
+				      opts->name);
+				return -EINVAL;
+			}
+			e.attached = true;
+			e.dry_run = meta.flags & POLICY_DRY_RUN;
+			e.scope_id = meta.scope_id;
+			e.source = meta.source;
+		} else {
+			bool builtin = false;
+
+			for (size_t i = 0; i < sizeof(explainable) / sizeof(*explainable); i++)
+				builtin |= !strcmp(explainable[i].name, opts->name);
+			if (!builtin) {
+				char names[256];
+
+				if (strstr(policy_builtin_names(",", names, sizeof(names)),
+					   opts->name))
+					p_err("policy %s chooses no OOM victim: there is nothing to explain",
+					      opts->name);
+				else
+					p_err("no policy named '%s' is attached, and it is no built-in one (%s)",
+					      opts->name,
+					      policy_builtin_names(", ", names, sizeof(names)));
+				return -ENOENT;
+			}
+		}
+		e.args.oom_cgroup_id = oom_id;
+		e.args.scope_id = e.scope_id;
+		err = explain_run(&e);
+		if (err) {
+			p_err("%s", e.why);
+			explained_free(&e);
+			return err;
+		}
+		out_str("oom", "OOM: %s\n", oom_id ? opts->oom->path : "system-wide");
+		out_open_array("policies");
+		print_explained(&e, NULL);
+		out_close();
+		if (!would_kill(&e))
+			snprintf(buf, sizeof(buf), "not %s (%s)", e.name,
+				 verdict_str(&e));
+		out_str("would_act", "would act: %s\n",
+			would_kill(&e) ? e.name : buf);
+		explained_free(&e);
+		return 0;
+	}
+
+	n = registry_list(&metas);
+	if (n < 0)
+		return n;
+	out_str("oom", "OOM: %s\n", oom_id ? opts->oom->path : "system-wide");
+	out_open_array("policies");
+	/* fmod_ret programs run newest first */
+	for (int i = n - 1; i >= 0; i--) {
+		const char *status = NULL;
+
+		if (!(metas[i].hooks & HOOK_OOM))
+			continue;
+		nr_oom++;
+		memset(&e, 0, sizeof(e));
+		snprintf(e.name, sizeof(e.name), "%s", metas[i].name);
+		e.source = metas[i].source;
+		e.attached = true;
+		e.dry_run = metas[i].flags & POLICY_DRY_RUN;
+		e.scope_id = metas[i].scope_id;
+		e.args.oom_cgroup_id = oom_id;
+		e.args.scope_id = e.scope_id;
+		if (actor || unknown)
+			status = "not reached";
+		err = explain_run(&e);
+		if (err) {
+			/* the others are still explained; what acts is unknown
+			 * if the kernel would reach this one */
+			if (!actor && !unknown)
+				unknown = metas[i].name;
+			out_open_object(NULL);
+			out_str("name", "%s", e.name);
+			out_str("source", NULL, e.source);
+			out_str("verdict", ": %s", "unknown");
+			out_str("error", " (%s)\n", e.why);
+			out_close();
+			explained_free(&e);
+			err = 0;
+			continue;
+		}
+		if (!actor && !unknown && would_kill(&e)) {
+			actor = metas[i].name;
+			status = "acts";
+		}
+		print_explained(&e, status);
+		explained_free(&e);
+	}
+	out_close();
+	if (!nr_oom)
+		out_text("no OOM policy is attached\n");
+	if (unknown) {
+		snprintf(buf, sizeof(buf), "unknown (%s cannot be explained)", unknown);
+		out_str("would_act", "would act: %s\n", buf);
+	} else {
+		out_str("would_act", "would act: %s\n", actor ?: "the kernel's OOM killer");
+	}
+	free(metas);
+	return err;
+}

@@ -1,8 +1,13 @@
 #!/bin/bash
 # Build the patched guest kernel into a cache outside the repo.
 #
-#   kernel/build.sh [--debug|--pristine] [CACHE_DIR]
-#                   (default CACHE_DIR: $BPF_OOM_CACHE or /var/cache/bpf-oom)
+#   kernel/build.sh [--debug|--pristine|--deb] [CACHE_DIR]
+#
+# mkosi runs it (kernel/mkosi.build) in its build container, with CACHE_DIR
+# its persistent BuildDirectory. On the host that folder is
+# $BPF_OOM_CACHE/kbuild/debian~bookworm (mkosi 14 adds the distribution), the
+# default CACHE_DIR here; there, --pristine builds the kernel without the
+# series, for comparisons.
 #
 # CACHE_DIR/linux-src          git repo of the extracted linux-source-6.12, tag "base" = pristine
 # CACHE_DIR/linux-build        O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
@@ -11,6 +16,8 @@
 # CACHE_DIR/linux-build-pristine  --pristine: the production config without
 #                              the series (from the worktree linux-pristine-src),
 #                              for comparisons; nothing builds it by default
+# CACHE_DIR/linux-image-*.deb  --deb: the production kernel as a Debian package
+#                              (make bindeb-pkg), after a production build
 #
 # Both flavours build from the same source tree, one at a time (a lock).
 # A build is keyed by (source package version, series, config fragments, this
@@ -22,11 +29,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 fragments=("$here/bpf-oom.config")
 flavour=""
+deb=false
 case ${1:-} in
 --debug) fragments+=("$here/bpf-oom-debug.config"); flavour=-debug; shift ;;
 --pristine) flavour=-pristine; shift ;;
+--deb) deb=true; shift ;;
 esac
-cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}}
+cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}/kbuild/debian~bookworm}
 src=$cache/linux-src
 out=$cache/linux-build$flavour
 tarball=/usr/src/linux-source-6.12.tar.xz
@@ -50,6 +59,37 @@ series=()
 		! -name '0000-*' | sort)
 key=$( { echo "$pkgver"; cat "${series[@]}" "${fragments[@]}" "$0"; } |
 	sha256sum | cut -c1-16)
+
+# kernel.release is VERSION + CONFIG_LOCALVERSION: an empty LOCALVERSION in
+# the environment keeps setlocalversion from adding "+" for the git tree.
+export LOCALVERSION=
+
+if $deb; then
+	[ "$(cat "$out/.key" 2>/dev/null)" = "$key" ] ||
+		die "--deb packages the production build: run kernel/build.sh first"
+	if [ "$(cat "$cache/.debkey" 2>/dev/null)" = "$key" ] &&
+	   compgen -G "$cache/linux-image-*.deb" >/dev/null; then
+		say "package up to date (key $key)"
+		exit 0
+	fi
+	say "make bindeb-pkg (log: $out/deb.log)"
+	start=$SECONDS
+	rm -f "$cache"/linux-*.deb "$cache"/linux-*.buildinfo "$cache"/linux-*.changes
+	# The package lands in the build directory's parent, CACHE_DIR.
+	# The maintainer of the oomctl package (cli/packaging), not root@host
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		DEBFULLNAME="bpf-oom maintainers" \
+		DEBEMAIL="maintainers@users.noreply.a-seed-c5eed8a1.example" \
+		make -C "$src" O="$out" -j"$jobs" \
+		KDEB_PKGVERSION="$(cat "$out/include/config/kernel.release")-1" \
+		DPKG_FLAGS="-d -Ppkg.linux-upstream.nokerneldbg" bindeb-pkg >"$out/deb.log" 2>&1 ||
+		{ tail -n 20 "$out/deb.log" >&2; die "make bindeb-pkg failed (log: $out/deb.log)"; }
+	# Only the kernel: no debug symbols package (-P above), no libc headers
+	rm -f "$cache"/linux-*.buildinfo "$cache"/linux-*.changes "$cache"/linux-libc-dev_*.deb
+	echo "$key" > "$cache/.debkey"
+	say "packaged in $((SECONDS - start)) s: $(cd "$cache" && echo linux-image-*.deb)"
+	exit 0
+fi
 
 if [ -f "$out/.key" ] && [ "$(cat "$out/.key")" = "$key" ] &&
    [ -f "$out/arch/x86/boot/bzImage" ] && [ -f "$out/vmlinux.h" ]; then
@@ -128,21 +168,8 @@ done
 say "make -j$jobs bzImage (log: $out/build.log)"
 start=$SECONDS
 set +e
-# Under CMake's make, MAKEFLAGS carries -s, which silences the kbuild step
-# lines that the progress counts: drop the parent's flags.
-progress() {
-	local line n=0 last=$SECONDS
-	while IFS= read -r line; do
-		case $line in "  "[A-Z]*) n=$((n + 1)) ;; esac
-		if [ $((SECONDS - last)) -ge 10 ]; then
-			last=$SECONDS
-			say "  $n steps, $(((SECONDS - start) / 60)):$(printf %02d $(((SECONDS - start) % 60))) elapsed"
-		fi
-	done
-}
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$srctree" O="$out" -j"$jobs" bzImage 2>&1 |
-	tee "$out/build.log" | progress
-rc=${PIPESTATUS[0]}
+"$here/make-progress" "[kernel$flavour]" "$out/build.log" -C "$srctree" O="$out" -j"$jobs" bzImage
+rc=$?
 set -e
 if [ "$rc" -ne 0 ]; then
 	grep -E 'error|Error' "$out/build.log" | head -30 >&2

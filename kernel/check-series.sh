@@ -2,20 +2,21 @@
 # Check every patch of the series on its own, in order: it applies, it is
 # checkpatch --strict clean, and the objects of the files it touches
 # compile with the series up to it. The full series is linked by
-# kernel/build.sh. Uses a scratch worktree and build dir in the cache
-# (needs kernel/build.sh to have run once, for the source and .config).
+# kernel/build.sh. Uses a scratch worktree and build dir in the kernel cache,
+# $BPF_OOM_CACHE/kbuild/debian~bookworm (needs the image to have been built once, for the
+# source and .config).
 #
 #   kernel/check-series.sh [CACHE_DIR]
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}}
+cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}/kbuild/debian~bookworm}
 src=$cache/linux-src
 work=$cache/linux-check
 out=$cache/linux-check-build
 
 [ -d "$src/.git" ] && [ -f "$cache/linux-build/.config" ] ||
-	{ echo "check-series: run kernel/build.sh first" >&2; exit 1; }
+	{ echo "check-series: build the image first (test/vm/image.sh)" >&2; exit 1; }
 exec 9>"$cache/build.lock"
 flock 9
 

@@ -37,6 +37,10 @@ check "policy list counts one kill" json '.policies[0].kills == 1' oomctl -j pol
 check "policy list counts its runs" json '.policies[0].runs >= 1' oomctl -j policy list
 check "policy show has the details" bash -c "'$OOMCTL' policy show largest-leaf | grep -q 'kills: *1'"
 check "memory.events of cg4: oom_kill 1" grep -qx "oom_kill 1" $CG/oomtest/cg3/cg4/memory.events
+# The policy's message is its own; the name in parentheses is the kernel's,
+# from the program that called the kill kfunc.
+check "the kernel's kill report names the program that chose" \
+	bash -c "dmesg | grep -q 'largest-leaf (bpf policy largest_leaf id [0-9]*): Killed process $PID_CG4 '"
 cg_remove /oomtest
 
 # --- detach: the policy no longer runs --------------------------------------
@@ -50,6 +54,8 @@ oom_story; victim=$VICTIM
 check "without it the kernel's killer picks cg1 (got $victim)" test "$victim" = cg1
 check "and the log says the kernel chose" \
 	test "$(last_kill_json | jq -r .chosen_by)" = "the kernel's OOM killer"
+check "the kernel's own kill report names no bpf policy" \
+	bash -c "dmesg | grep 'Killed process $PID_CG1 ' | grep -v -q 'bpf policy'"
 cg_remove /oomtest
 
 # --- dry-run: choose, log, kill nothing -------------------------------------

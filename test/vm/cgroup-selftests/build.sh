@@ -4,7 +4,7 @@
 #
 #   test/vm/cgroup-selftests/build.sh [SRC_DIR] OUT_DIR
 #
-# SRC_DIR (default $BPF_OOM_CACHE/linux-src, made by kernel/build.sh) is only
+# SRC_DIR (default $BPF_OOM_CACHE/kbuild/debian~bookworm/linux-src, made by kernel/build.sh) is only
 # read. OUT_DIR gets the four programs, and khdr/usr/include: the tree's uapi
 # headers from `make O=OUT_DIR/khdr headers` (the selftests' Makefile would
 # want them in the tree's usr/include, and headers_install needs rsync).
@@ -22,14 +22,14 @@ say() { printf '[cgroup-selftests] %s\n' "$*"; }
 die() { printf '[cgroup-selftests] error: %s\n' "$*" >&2; exit 1; }
 
 case $# in
-1) src=${BPF_OOM_CACHE:-/var/cache/bpf-oom}/linux-src; out=$1 ;;
+1) src=${BPF_OOM_CACHE:-/var/cache/bpf-oom}/kbuild/debian~bookworm/linux-src; out=$1 ;;
 2) src=$1; out=$2 ;;
 *) die "usage: build.sh [SRC_DIR] OUT_DIR" ;;
 esac
 sel=$src/tools/testing/selftests
 cg=$sel/cgroup
 tests=(test_core test_memcontrol test_kill test_freezer)
-[ -f "$cg/cgroup_util.c" ] || die "no cgroup selftests in $src (run kernel/build.sh first)"
+[ -f "$cg/cgroup_util.c" ] || die "no cgroup selftests in $src (build the image first: test/vm/image.sh)"
 command -v gcc >/dev/null || die "gcc is missing"
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)

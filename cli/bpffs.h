@@ -7,6 +7,8 @@
  *   policies                             registry: name -> struct policy_meta
  *   policy_names                         cookie -> name, kept after detach
  *   policy/<name>/<program>              an attached policy (links)
+ *   walker/{memcg_walk,records,object}   the memcg walker: program, ring,
+ *                                        its object's hash (memcg_walk.c)
  *
  * PSI triggers live in the kernel itself (/proc/pressure/bpf_triggers).
  */

@@ -17,19 +17,29 @@
  * Paths are built here from the records' names and parent ids; the walk
  * is pre-order, so a parent always comes before its children, and the
  * walk's root has the path the user gave.
+ *
+ * Loading and verifying the walker costs more than a walk of thousands of
+ * memcgs, so the first caller that may write bpffs pins it under
+ * bpffs_dir/walker/ (see walker_pinned()) and later calls reuse the pins.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "backend.h"
+#include "bpffs.h"
 #include "kernel.h"
 #include "memcg_walk.h"
 #include "memcg_walk.skel.h"
@@ -84,7 +94,7 @@ static int ring_size(uint32_t *size)
 	return 0;
 }
 
-static int walker_load(struct memcg_walk_bpf **skelp)
+static int walker_load(uint32_t size, struct memcg_walk_bpf **skelp)
 {
 	/* without -d: for the verifier's words if the load fails */
 	static char log[64 * 1024];
@@ -93,10 +103,9 @@ static int walker_load(struct memcg_walk_bpf **skelp)
 		    .kernel_log_buf = debug ? NULL : log,
 		    .kernel_log_size = debug ? 0 : sizeof(log));
 	struct memcg_walk_bpf *skel;
-	uint32_t size;
 	int err;
 
-	err = kernel_check(walk_kfuncs) ?: ring_size(&size);
+	err = kernel_check(walk_kfuncs);
 	if (err)
 		return err;
 
@@ -125,6 +134,245 @@ static int walker_load(struct memcg_walk_bpf **skelp)
 	}
 	*skelp = skel;
 	return 0;
+}
+
+/*
+ * The walker in use: a private load (skel), or the pinned set, whose folder
+ * we hold flock()ed while we run it, because its ring buffer is shared.
+ */
+struct walker {
+	struct memcg_walk_bpf *skel;
+	int prog_fd, ring_fd;
+	int dir_fd;		/* the locked pin folder, or -1 */
+	uint32_t ring_size;
+	const char *how;	/* for -d */
+};
+
+/* What memcg_walk.c pins under bpffs_dir/WALKER_DIR */
+#define WALKER_DIR	"walker"
+#define WALKER_PROG	"memcg_walk"
+#define WALKER_RING	"records"
+#define WALKER_OBJECT	"object"	/* array map: the hash of our object */
+
+/* FNV-1a of the embedded BPF object: another oomctl has another walker */
+static uint64_t walker_hash(void)
+{
+	const unsigned char *p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t n;
+
+	p = memcg_walk_bpf__elf_bytes(&n);
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* A pin of the folder open at @dir_fd, through /proc: not a newer folder
+ * renamed to the same name meanwhile */
+static int pin_get(int dir_fd, const char *name)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dir_fd, name);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Take the pinned walker of @dir if it is there, whole and ours: 0, -ENOENT
+ * (none, or another object's), -EAGAIN (replaced as we looked) or -errno.
+ * Silent: the caller loads one instead.
+ */
+static int walker_open(const char *dir, uint64_t hash, struct walker *wk)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), key = 0;
+	struct stat a, b;
+	uint64_t val = 0;
+	int fd, obj, err;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		err = -errno;
+		goto fail;
+	}
+	/* a reload renames a new folder over this one: try that one then */
+	if (fstat(fd, &a) || stat(dir, &b) || a.st_ino != b.st_ino) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	obj = pin_get(fd, WALKER_OBJECT);
+	if (obj < 0) {
+		err = obj;
+		goto fail;
+	}
+	err = bpf_map_lookup_elem(obj, &key, &val) ? -errno : 0;
+	close(obj);
+	if (!err && val != hash)
+		err = -ENOENT;
+	if (err)
+		goto fail;
+	wk->prog_fd = pin_get(fd, WALKER_PROG);
+	wk->ring_fd = pin_get(fd, WALKER_RING);
+	if (wk->prog_fd < 0 || wk->ring_fd < 0 ||
+	    bpf_obj_get_info_by_fd(wk->ring_fd, &info, &len) ||
+	    info.max_entries != wk->ring_size) {
+		err = -ENOENT;
+		goto fail;
+	}
+	wk->dir_fd = fd;
+	wk->how = "pinned";
+	return 0;
+fail:
+	if (wk->prog_fd >= 0)
+		close(wk->prog_fd);
+	if (wk->ring_fd >= 0)
+		close(wk->ring_fd);
+	wk->prog_fd = wk->ring_fd = -1;
+	close(fd);	/* and its lock */
+	return err;
+}
+
+/* May we pin here? bpffs mounted, our folder there or made, writable */
+static bool state_writable(void)
+{
+	char parent[PATH_MAX], *slash;
+	struct statfs st;
+
+	snprintf(parent, sizeof(parent), "%s", bpffs_dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (statfs(parent, &st) || st.f_type != BPF_FS_MAGIC)
+		return false;
+	if (mkdir(bpffs_dir, 0700) && errno != EEXIST)
+		return false;
+	return !access(bpffs_dir, W_OK);
+}
+
+/*
+ * Pin the loaded walker of @wk as @dir: pinned in a scratch folder that
+ * we lock, then swapped in whole with rename(), so a concurrent caller
+ * finds the old set or the new one, never a part. We keep the new folder
+ * locked: its ring is ours until we are done.
+ */
+static int walker_pin(const char *dir, uint64_t hash, struct walker *wk)
+{
+	char tmp[PATH_MAX + 8], path[PATH_MAX + 64];
+	uint32_t key = 0;
+	struct stat st;
+	int fd, obj = -1, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s-new", dir);	/* no dots in bpffs */
+	state_unpin_dir(tmp);
+	if (mkdir(tmp, 0700))
+		return -errno;
+	fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		err = -errno;
+		goto out;
+	}
+	obj = bpf_map_create(BPF_MAP_TYPE_ARRAY, "oomctl_walker", sizeof(key),
+			     sizeof(hash), 1, NULL);
+	if (obj < 0 || bpf_map_update_elem(obj, &key, &hash, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", tmp, WALKER_PROG);
+	err = bpf_obj_pin(wk->prog_fd, path);
+	snprintf(path, sizeof(path), "%s/%s", tmp, WALKER_RING);
+	err = err ?: bpf_obj_pin(wk->ring_fd, path);
+	/* the object's hash last: a folder without it is never used */
+	snprintf(path, sizeof(path), "%s/%s", tmp, WALKER_OBJECT);
+	err = err ?: bpf_obj_pin(obj, path);
+	if (err) {
+		err = -errno;
+		goto out;
+	}
+	if (stat(dir, &st)) {
+		err = rename(tmp, dir) ? -errno : 0;
+	} else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE)) {
+		/* no exchange here: a caller that finds no folder waits
+		 * for our state lock, then sees the new one */
+		snprintf(path, sizeof(path), "%s-old", dir);
+		state_unpin_dir(path);
+		err = rename(dir, path) || rename(tmp, dir) ? -errno : 0;
+		state_unpin_dir(path);
+	}
+out:
+	if (obj >= 0)
+		close(obj);
+	state_unpin_dir(tmp);	/* the old set after an exchange */
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	wk->dir_fd = fd;
+	return 0;
+}
+
+/*
+ * The walker for a ring of @size bytes: the pinned one when it is ours and
+ * of that size; else one loaded now, and pinned if we may write bpffs (the
+ * test knob's other sizes stay private). Errors are reported.
+ */
+static int walker_get(uint32_t size, struct walker *wk)
+{
+	uint64_t hash = walker_hash();
+	char dir[PATH_MAX];
+	int err, tries;
+	bool pin;
+
+	*wk = (struct walker){ .prog_fd = -1, .ring_fd = -1, .dir_fd = -1,
+			       .ring_size = size };
+	pin = size == MEMCG_WALK_RING_SIZE &&
+	      !state_path(dir, sizeof(dir), WALKER_DIR);
+	for (tries = 0; pin && tries < 3; tries++) {
+		err = walker_open(dir, hash, wk);
+		if (!err)
+			return 0;
+		if (err != -EAGAIN)
+			break;
+	}
+	/* under the state lock: one caller replaces the pins, the others
+	 * wait for it and then find them */
+	pin = pin && state_writable() && !state_lock();
+	if (pin && !walker_open(dir, hash, wk))
+		return 0;
+
+	err = walker_load(size, &wk->skel);
+	if (err)
+		return err;
+	wk->prog_fd = bpf_program__fd(wk->skel->progs.memcg_walk);
+	wk->ring_fd = bpf_map__fd(wk->skel->maps.records);
+	wk->how = "private";
+	if (pin) {
+		err = walker_pin(dir, hash, wk);
+		if (err)
+			p_info("cannot pin the memcg walker under %s: %s",
+			       dir, strerror(-err));
+		else
+			wk->how = "loaded and pinned";
+	}
+	return 0;
+}
+
+static void walker_put(struct walker *wk)
+{
+	if (wk->skel) {
+		memcg_walk_bpf__destroy(wk->skel);
+	} else {
+		if (wk->prog_fd >= 0)
+			close(wk->prog_fd);
+		if (wk->ring_fd >= 0)
+			close(wk->ring_fd);
+	}
+	if (wk->dir_fd >= 0)
+		close(wk->dir_fd);	/* and its lock */
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -166,26 +414,30 @@ int walk_run(const struct cgroup_ref *cg, uint32_t flags, struct walk *w)
 	struct memcg_walk_args args = {};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args,
 		    .ctx_size_in = sizeof(args));
-	struct memcg_walk_bpf *skel = NULL;
+	struct walker wk;
 	struct ring_buffer *rb = NULL;
 	uint64_t pos = 0, last_id = 0;
 	bool check = true;
 	double start = now_ms(), loaded;
+	uint32_t size;
 	int err, n, fd;
 
-	err = walker_load(&skel);
+	err = ring_size(&size) ?: walker_get(size, &wk);
 	if (err)
 		return err;
 	loaded = now_ms();
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, w,
-			      NULL);
+	rb = ring_buffer__new(wk.ring_fd, on_record, w, NULL);
 	if (!rb) {
 		err = -errno;
 		p_err("cannot map the memcg walker's ring buffer: %s",
 		      strerror(-err));
 		goto out;
 	}
-	fd = bpf_program__fd(skel->progs.memcg_walk);
+	fd = wk.prog_fd;
+	/* a pinned ring may hold what a killed caller left there */
+	ring_buffer__consume(rb);
+	w->nr = 0;
+	w->oom = false;
 
 	for (;;) {
 		args = (struct memcg_walk_args){
@@ -255,13 +507,13 @@ int walk_run(const struct cgroup_ref *cg, uint32_t flags, struct walk *w)
 	}
 	if (debug)
 		fprintf(stderr, "memcg walk: %zu records in %u runs (%u "
-			"restarts), ring %u KiB; load %.1f ms, walk %.1f ms\n",
-			w->nr, w->runs, w->restarts,
-			bpf_map__max_entries(skel->maps.records) / 1024,
-			loaded - start, now_ms() - loaded);
+			"restarts), ring %u KiB; walker %s in %.1f ms, walk "
+			"%.1f ms\n", w->nr, w->runs, w->restarts,
+			wk.ring_size / 1024, wk.how, loaded - start,
+			now_ms() - loaded);
 out:
 	ring_buffer__free(rb);
-	memcg_walk_bpf__destroy(skel);
+	walker_put(&wk);
 	return err;
 }
 

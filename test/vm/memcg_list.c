@@ -18,8 +18,9 @@
  * memory.high, and of the root (psi_system), must match memory.pressure
  * and /proc/pressure/memory; then paths, order (pre-order, siblings by
  * name), subtree listings, the tree drawing, the whole hierarchy against
- * cgroupfs, walks resumed through a 4 KiB ring buffer, and the errors for
- * bad cgroups.
+ * cgroupfs, walks resumed through a 4 KiB ring buffer, the walker pinned
+ * once and reused (replaced when the pins are another object's), and the
+ * errors for bad cgroups.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,10 +32,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include <linux/bpf.h>
 
 #include "scenario.h"
 
@@ -42,6 +45,9 @@
 #define TOP	"memcgtest"
 /* oomctl's test knob: the walker's ring buffer size (cli/memcg_bpf.c) */
 #define OOMCTL_RING_ENV	"OOMCTL_MEMCG_RING_SIZE"
+
+/* where oomctl pins the walker (cli/memcg_walk.c) */
+#define WALKER_PINS	"/sys/fs/bpf/oomctl/walker"
 
 static const char *oomctl;
 
@@ -752,6 +758,145 @@ static void test_whole(void)
 	cg_destroy("memcgmany");
 }
 
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+static int pin_fd(const char *name)
+{
+	char path[128];
+	union bpf_attr a = {};
+
+	snprintf(path, sizeof(path), WALKER_PINS "/%s", name);
+	a.pathname = (uintptr_t)path;
+	return sys_bpf(BPF_OBJ_GET, &a);
+}
+
+/* id of the pinned walker program, 0 if none */
+static uint32_t walker_prog_id(void)
+{
+	struct bpf_prog_info info = {};
+	union bpf_attr a = {};
+	int fd = pin_fd("memcg_walk");
+
+	if (fd < 0)
+		return 0;
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+/* The object hash stored with the pins: read (@set NULL) or written */
+static bool walker_hash(uint64_t *val, bool set)
+{
+	union bpf_attr a = {};
+	uint32_t key = 0;
+	int fd = pin_fd("object"), err;
+
+	if (fd < 0)
+		return false;
+	a.map_fd = fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)val;
+	err = sys_bpf(set ? BPF_MAP_UPDATE_ELEM : BPF_MAP_LOOKUP_ELEM, &a);
+	close(fd);
+	return !err;
+}
+
+/* Load and drop a trivial program: its id. Ids are allocated in turn, so
+ * two probes one apart mean nobody loaded a program in between. */
+static uint32_t probe_prog_id(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_prog_info info = {};
+	union bpf_attr a = {};
+	int fd;
+
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = 2;
+	a.license = (uintptr_t)"GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		bail("cannot load a probe program: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+		bail("BPF_OBJ_GET_INFO_BY_FD: %s", strerror(errno));
+	close(fd);
+	return info.id;
+}
+
+/* the same rows (paths, ids) in two listings */
+static bool same_rows(struct json_object *x, struct json_object *y)
+{
+	size_t i, n = x ? json_object_array_length(x) : 0;
+
+	if (!x || !y || n != json_object_array_length(y) || n < 2)
+		return false;
+	for (i = 0; i < n; i++) {
+		struct json_object *a = json_object_array_get_idx(x, i);
+		struct json_object *b = json_object_array_get_idx(y, i);
+
+		if (get_u64(a, "id") != get_u64(b, "id") ||
+		    strcmp(get_str(a, "path"), get_str(b, "path")))
+			return false;
+	}
+	return true;
+}
+
+static void test_pins(void)
+{
+	const char *const args[] = { "-j", "memcg", "list", "/" TOP, NULL };
+	struct json_object *root[3], *arr[3];
+	uint32_t id[3], probe[2];
+	uint64_t hash = 0, bad, now = 0;
+	struct run r[3];
+	int k;
+
+	if (system("rm -rf " WALKER_PINS))
+		bail("cannot remove " WALKER_PINS);
+	arr[0] = list_json(&r[0], NULL, args, &root[0]);
+	id[0] = walker_prog_id();
+	check(arr[0] && id[0] && walker_hash(&hash, false) && hash,
+	      "the first list pins the walker (prog id %u) and its object's "
+	      "hash under " WALKER_PINS, id[0]);
+
+	probe[0] = probe_prog_id();
+	arr[1] = list_json(&r[1], NULL, args, &root[1]);
+	probe[1] = probe_prog_id();
+	id[1] = walker_prog_id();
+	check(arr[1] && id[1] == id[0] && probe[1] == probe[0] + 1,
+	      "the second list reuses it: prog id %u, no program loaded "
+	      "(probe ids %u, %u)", id[1], probe[0], probe[1]);
+	check(same_rows(arr[0], arr[1]), "the same rows either way");
+
+	/* pins of another oomctl's walker: replaced, then used */
+	bad = ~hash;
+	if (!walker_hash(&bad, true))
+		bail("cannot write the walker's object hash");
+	arr[2] = list_json(&r[2], NULL, args, &root[2]);
+	id[2] = walker_prog_id();
+	check(arr[2] && id[2] && id[2] != id[0] && walker_hash(&now, false) &&
+	      now == hash, "pins of another object are replaced: prog id %u "
+	      "(was %u), the hash ours again", id[2], id[0]);
+	check(same_rows(arr[0], arr[2]), "and the list is the same");
+	for (k = 0; k < 3; k++) {
+		json_object_put(root[k]);
+		run_free(&r[k]);
+	}
+}
+
 static void test_errors(void)
 {
 	static const struct {
@@ -983,6 +1128,7 @@ int main(int argc, char **argv)
 	test_subtree_and_tree();
 	test_show();
 	test_whole();
+	test_pins();
 	test_errors();
 	hogs_kill(hogs, 5);
 	cg_destroy(TOP);

@@ -627,8 +627,7 @@ size_t walk_order(const struct walk *w, const char *root_path,
 	stack = xcalloc(w->nr, sizeof(*stack));
 	next = xcalloc(w->nr, sizeof(*next));
 	paths[0] = strdup(root_path);
-	nodes[n++] = (struct node){ .rec = &w->recs[0], .path = paths[0],
-				    .last = true };
+	nodes[n++] = (struct node){ .rec = &w->recs[0], .path = paths[0] };
 	stack[top++] = 0;
 	while (top) {
 		size_t r = stack[top - 1], c;
@@ -643,7 +642,6 @@ size_t walk_order(const struct walk *w, const char *root_path,
 		paths[c] = path_join(paths[r], ch->name);
 		nodes[n++] = (struct node){
 			.rec = &w->recs[c], .path = paths[c], .depth = top,
-			.last = next[r] == count[r],
 		};
 		stack[top++] = c;
 	}

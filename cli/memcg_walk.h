@@ -27,7 +27,6 @@ struct node {
 	const struct memcg_record *rec;
 	char *path;
 	unsigned int depth;	/* below the walk's root */
-	bool last;		/* the last of its siblings */
 };
 
 /* calloc() that exits on failure: a listing has no half-way result */

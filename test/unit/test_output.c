@@ -353,14 +353,32 @@ static void test_table(void)
 	}
 }
 
+/* test_table_columns()' columns: a tree, a size, an extra (hidden) one */
+static const struct col tcols[] = {
+	{ "path", "PATH", COL_STR, COL_TREE, NULL },
+	{ "size_bytes", "SIZE", COL_BYTES, 0, NULL },
+	{ "level", "LEVEL", COL_U64, COL_EXTRA, NULL },
+};
+
+/* One root row, "/" 1.0K level 7, rendered with the options in force */
+static void render_root_row(void)
+{
+	struct table *t;
+
+	cap_start();
+	t = table_open("rows", tcols, 3);
+	table_row_at(t, 0);
+	table_str(t, "/");
+	table_bytes(t, 1024);
+	table_u64(t, 7);
+	table_close(t);
+	out_finish();
+	cap_stop();
+}
+
 /* -o, -n, hidden columns and trees, in both renderings */
 static void test_table_columns(void)
 {
-	static const struct col tcols[] = {
-		{ "path", "PATH", COL_STR, COL_TREE, NULL },
-		{ "size_bytes", "SIZE", COL_BYTES, 0, NULL },
-		{ "level", "LEVEL", COL_U64, COL_EXTRA, NULL },
-	};
 	static const struct listing l = { tcols, 3 };
 	struct json_object *root, *arr, *row;
 	struct table *t;
@@ -437,30 +455,14 @@ static void test_table_columns(void)
 
 	out_columns = NULL;
 	out_noheadings = true;
-	cap_start();
-	t = table_open("rows", tcols, 3);
-	table_row(t);
-	table_str(t, "/");
-	table_bytes(t, 1024);
-	table_u64(t, 7);
-	table_close(t);
-	out_finish();
-	cap_stop();
+	render_root_row();
 	ok(count_lines(out) == 1 && !strncmp(out, "/ ", 2) &&
 	   strstr(out, "1.0K") && !strstr(out, "PATH") && !strstr(out, "7"),
 	   "-n: no header; extra columns hidden");
 	out_noheadings = false;
 
 	json_output = true;
-	cap_start();
-	t = table_open("rows", tcols, 3);
-	table_row_at(t, 0);
-	table_str(t, "/");
-	table_bytes(t, 1024);
-	table_u64(t, 7);
-	table_close(t);
-	out_finish();
-	cap_stop();
+	render_root_row();
 	root = json_whole(out);
 	row = json_object_array_get_idx(get(root, "rows"), 0);
 	ok(row && json_object_object_length(row) == 3 &&
@@ -469,15 +471,7 @@ static void test_table_columns(void)
 	json_object_put(root);
 
 	out_columns = "level";
-	cap_start();
-	t = table_open("rows", tcols, 3);
-	table_row(t);
-	table_str(t, "/");
-	table_bytes(t, 1024);
-	table_u64(t, 7);
-	table_close(t);
-	out_finish();
-	cap_stop();
+	render_root_row();
 	root = json_whole(out);
 	arr = get(root, "rows");
 	row = json_object_array_get_idx(arr, 0);

@@ -132,6 +132,12 @@ tidy() {	# tidy PROGRAM
 	done
 }
 
+note_result() {	# note_result KEY VERDICT
+	got[$1]=$2
+	[ -n "${seen[$1]+set}" ] || order+=("$1")
+	seen[$1]=1
+}
+
 # run_program PROGRAM: run it, print its output as comments, and add its
 # normalised results to the array `got` (TEST: CASE -> verdict).
 run_program() {
@@ -148,8 +154,7 @@ run_program() {
 	*) verdict=fail; echo "# $p ended with status $rc" ;;
 	esac
 	echo "# $p: status $rc in $((SECONDS - start)) s"
-	got["$p: exit"]=$verdict
-	order+=("$p: exit")
+	note_result "$p: exit" "$verdict"
 	while IFS= read -r line; do
 		if [[ $line =~ ^(not\ )?ok\ [0-9]+\ (#\ ([A-Za-z]+)\ )?(.*[^[:space:]])[[:space:]]*$ ]]; then
 			name=${BASH_REMATCH[4]}
@@ -158,35 +163,61 @@ run_program() {
 			else verdict=ok
 			fi
 			[ -z "${got["$p: $name"]+set}" ] || echo "# $p reported $name twice"
-			got["$p: $name"]=$verdict
-			order+=("$p: $name")
+			note_result "$p: $name" "$verdict"
 		fi
 	done <"$out"
 	tidy "$p"
 }
 
+# A program any of whose cases differs from the pristine kernel's result runs
+# once more, and only the second run's results count; the first is printed
+# beside them. Some upstream cases wait for a state change with fixed
+# timeouts and fail now and then under TCG on any kernel: test_cgfreezer_ptrace
+# on the pristine one (expected.txt), test_cgfreezer_migrate ("isn't frozen")
+# once in CI with no policy attached, as on kernelci's boards. A regression
+# fails both runs.
 run_all() {	# run_all LABEL: every program; then compare with the expected
 	local p key
-	declare -gA got=()
+	declare -gA got=() seen=() first=()
+	local -A again=()
 	order=()
 	echo "# === ${1} ==="
 	for p in "${programs[@]}"; do run_program "$p"; done
 	[ -n "$record" ] && return
+	for key in "${order[@]}" "${wanted[@]}"; do
+		matches "$key" && continue
+		first[$key]=${got[$key]:-not reported}
+		again[${key%%: *}]=1
+	done
+	for p in "${programs[@]}"; do
+		[ -n "${again[$p]+set}" ] || continue
+		echo "# $p differed from the pristine kernel: running it once more"
+		for key in "${!got[@]}"; do
+			[[ $key != "$p: "* ]] || unset 'got[$key]'
+		done
+		run_program "$p"
+	done
 	for key in "${order[@]}"; do compare "$1" "$key"; done
 	for key in "${wanted[@]}"; do
-		[ -n "${got[$key]+set}" ] || compare "$1" "$key"
+		[ -n "${seen[$key]+set}" ] || compare "$1" "$key"
 	done
+}
+
+matches() {	# matches KEY: the result equals the pristine kernel's
+	local g=${got[$1]:-not reported} w=${want[$1]:-not reported}
+	# "ok|fail": the pristine kernel gave either (record-expected.sh)
+	[[ "|$w|" == *"|$g|"* ]]
 }
 
 # compare LABEL KEY: a check that the result equals the pristine kernel's
 compare() {
 	local g=${got[$2]:-not reported} w=${want[$2]:-not reported}
-	# "ok|fail": the pristine kernel gave either (record-expected.sh)
-	if [[ "|$w|" == *"|$g|"* ]]; then
-		nr_pass=$((nr_pass + 1)); echo "ok $((nr_pass + nr_fail)) - [$1] $2: $g"
+	local retried=${first[$2]+ (first run: ${first[$2]}, counted: the second)}
+	if matches "$2"; then
+		nr_pass=$((nr_pass + 1)); echo "ok $((nr_pass + nr_fail)) - [$1] $2: $g$retried"
 	else
 		nr_fail=$((nr_fail + 1))
-		echo "not ok $((nr_pass + nr_fail)) - [$1] $2: $g (pristine: $w)"
+		echo "not ok $((nr_pass + nr_fail)) - [$1] $2: $g (pristine: $w)$retried"
 	fi
 }
 

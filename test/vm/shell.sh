@@ -23,7 +23,7 @@ for _ in $(seq 1200); do
 	sleep 0.1
 done
 printf '%s\n' 'oomctl policy list; echo "policy-list-status:$?"' \
-	'man -w oomctl; echo "man-w-status:$?"' 'exit 7' >&3
+	'command -v oomctl; man -w 8 oomctl; echo "man-w-status:$?"' 'exit 7' >&3
 rc=0
 wait "$pid" || rc=$?
 exec 3>&-
@@ -34,7 +34,12 @@ session=$(tr -d '\r' <"$tmp/typescript" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g')
 
 shows() { printf '%s\n' "$session" | grep -qx "$1" || { printf '%s\n' "$session"; false; }; }
 check "oomctl policy list runs in the shell (exit 0)" shows 'policy-list-status:0'
-check "man -w oomctl finds the manual page (exit 0)" shows 'man-w-status:0'
+check "man -w 8 oomctl finds the manual page (exit 0)" shows 'man-w-status:0'
+# The image has systemd-oomd's oomctl(1) and /usr/bin/oomctl too: the shell
+# must find the project's, as built in the repo
+repo=$(cd "$here/../.." && pwd -P)
+check "oomctl is the repo's build" shows "$repo/build/cli/oomctl"
+check "oomctl(8) is the repo's page" shows "$repo/build/man/man8/oomctl.8"
 exits() { [ "$rc" = "$1" ] || { echo "runner exited $rc; session:"; printf '%s\n' "$session"; false; }; }
 check "the runner returns the shell's exit status (7)" exits 7
 done_checks

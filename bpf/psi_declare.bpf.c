@@ -11,6 +11,7 @@
  * The handler of the BPF OOM RFC's PSI selftest.
  */
 #include "oom.bpf.h"
+#include "declare_oom.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,10 +23,8 @@ __u64 nr_declared;
 SEC("fmod_ret.s/bpf_handle_psi_event")
 int BPF_PROG(psi_declare, struct psi_trigger *t)
 {
-	struct mem_cgroup *memcg = NULL;
 	struct cgroup *cg;
 	u64 cgid = t->cgroup_id;
-	bool is_root;
 	int ret;
 
 	__sync_fetch_and_add(&nr_runs, 1);
@@ -45,17 +44,7 @@ int BPF_PROG(psi_declare, struct psi_trigger *t)
 	cg = bpf_cgroup_from_id(cgid);
 	if (!cg)
 		return 0;
-	/* The root cgroup's pressure is the system's: memcg NULL, system-wide */
-	is_root = !cg->level;
-	if (!is_root)
-		memcg = bpf_get_mem_cgroup(&cg->self);
-	bpf_cgroup_release(cg);
-	if (!is_root && !memcg)
-		return 0;
-
-	ret = bpf_out_of_memory(memcg, 0);
-	if (memcg)
-		bpf_put_mem_cgroup(memcg);
+	ret = declare_oom_in(cg);
 	if (ret > 0)
 		__sync_fetch_and_add(&nr_declared, 1);
 	return ret > 0;

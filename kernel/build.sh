@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build the patched guest kernel into a cache outside the repo.
 #
-#   kernel/build.sh [--debug|--pristine|--deb] [CACHE_DIR]
+#   kernel/build.sh [--debug|--pristine|--rfc[=SEEDS_DIR]|--deb] [CACHE_DIR]
 #
 # mkosi runs it (kernel/mkosi.build) in its build container, with CACHE_DIR
 # its persistent BuildDirectory. On the host that folder is
@@ -16,6 +16,13 @@
 # CACHE_DIR/linux-build-pristine  --pristine: the production config without
 #                              the series (from the worktree linux-pristine-src),
 #                              for comparisons; nothing builds it by default
+# CACHE_DIR/linux-build-rfc   --rfc: the RFC as posted ("mm: BPF OOM", April
+#                              2025: the seed patches 002..011 in SEEDS_DIR,
+#                              default $RFC_SEEDS or the repo's ../shared/seeds),
+#                              then any port fixups in test/bench/rfc (none are
+#                              needed: its README.md), with the production
+#                              config, from the worktree linux-rfc-src; for
+#                              test/bench/run only, never CI
 # CACHE_DIR/linux-image-*.deb  --deb: the production kernel as a Debian package
 #                              (make bindeb-pkg), after a production build
 #
@@ -28,11 +35,17 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 fragments=("$here/bpf-oom.config")
-flavour=""
+flavour="" seeds=""
 deb=false
 case ${1:-} in
 --debug) fragments+=("$here/bpf-oom-debug.config"); flavour=-debug; shift ;;
 --pristine) flavour=-pristine; shift ;;
+--rfc | --rfc=*)
+	# The RFC's own uname -r, so a guest says which kernel it runs
+	fragments+=("$here/../test/bench/rfc/rfc.config"); flavour=-rfc
+	seeds=${RFC_SEEDS:-$here/../../shared/seeds}
+	[ "$1" = --rfc ] || seeds=${1#--rfc=}
+	shift ;;
 --deb) deb=true; shift ;;
 esac
 cache=${1:-${BPF_OOM_CACHE:-/var/cache/bpf-oom}/kbuild/debian~bookworm}
@@ -54,9 +67,18 @@ exec 9>"$cache/build.lock"
 flock 9
 
 series=()
-[ "$flavour" = -pristine ] ||
+if [ "$flavour" = -rfc ]; then
+	# The seeds are named NNN-patch-*.patch; 000 and 001 are not patches.
+	[ -d "$seeds" ] || die "no seeds directory $seeds (--rfc=DIR or RFC_SEEDS)"
+	mapfile -t series < <(find "$seeds" -maxdepth 1 -name '[0-9][0-9][0-9]-patch-*.patch' | sort)
+	[ "${#series[@]}" -gt 0 ] || die "no NNN-patch-*.patch in $seeds"
+	# Our port goes last, strict: it is made against the seeds' result.
+	mapfile -t -O "${#series[@]}" series < <(find "$here/../test/bench/rfc" \
+		-maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' | sort)
+elif [ "$flavour" != -pristine ]; then
 	mapfile -t series < <(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
 		! -name '0000-*' | sort)
+fi
 key=$( { echo "$pkgver"; cat "${series[@]}" "${fragments[@]}" "$0"; } |
 	sha256sum | cut -c1-16)
 
@@ -102,7 +124,7 @@ mkdir -p "$cache" "$out"
 # 1. Pristine source as a git repo, once per package version.
 if [ "$(git -C "$src" config --get bpfoom.pkgver 2>/dev/null)" != "$pkgver" ]; then
 	say "extracting $tarball"
-	rm -rf "$src" "$src.tmp" "$cache/linux-pristine-src"
+	rm -rf "$src" "$src.tmp" "$cache/linux-pristine-src" "$cache/linux-rfc-src"
 	mkdir -p "$src.tmp"
 	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
 	git -C "$src.tmp" init -q
@@ -128,18 +150,35 @@ if [ "$flavour" = -pristine ]; then
 	fi
 else
 	srctree=$src
-	index=$src/.git/index.series
+	if [ "$flavour" = -rfc ]; then
+		srctree=$cache/linux-rfc-src
+		if [ ! -d "$srctree" ]; then
+			git -C "$src" worktree prune
+			git -C "$src" worktree add -q --detach "$srctree" base
+		fi
+	fi
+	apply() { GIT_INDEX_FILE=$index git -C "$src" apply --cached "$@"; }
+	index=$src/.git/index.series$flavour
 	rm -f "$index"
 	GIT_INDEX_FILE=$index git -C "$src" read-tree base
 	head=$(git -C "$src" rev-parse base)
 	for p in "${series[@]}"; do
-		GIT_INDEX_FILE=$index git -C "$src" apply --cached "$p" ||
-			die "$(basename "$p") does not apply"
+		name=$(basename "$p")
+		if [ -z "$seeds" ] || [[ $p != "$seeds"/* ]]; then
+			apply "$p" || die "$name does not apply"
+		elif ! apply "$p" 2>/dev/null; then
+			# The seeds were written against bpf-next (~6.15): with
+			# less context (like patch's fuzz) a hunk can only land
+			# elsewhere; anything more is a fixup in our port patch
+			# (test/bench/rfc/README.md).
+			apply -C2 "$p" || die "$name does not apply, even with 2 lines of context"
+			say "$name: applied with 2 lines of context"
+		fi
 		tree=$(GIT_INDEX_FILE=$index git -C "$src" write-tree)
-		head=$(git -C "$src" commit-tree "$tree" -p "$head" -m "$(basename "$p")")
+		head=$(git -C "$src" commit-tree "$tree" -p "$head" -m "$name")
 	done
 	rm -f "$index"
-	git -C "$src" checkout -q -f --detach "$head"
+	git -C "$srctree" checkout -q -f --detach "$head"
 fi
 
 # 3. Configure: tinyconfig + kvm_guest.config + our fragments.

@@ -15,6 +15,8 @@ packages=(
 	dpkg-dev lintian
 	# the Prometheus text parser of test/vm/oomctl_export.py
 	python3-prometheus-client
+	# test/bench/run's plots
+	gnuplot-nox
 	# the guest: image and emulator
 	mkosi debootstrap qemu-system-x86
 )

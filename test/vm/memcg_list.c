@@ -5,8 +5,6 @@
  *
  *   memcg_list OOMCTL                    functional checks (below)
  *   memcg_list OOMCTL --scale P C        P parents x C children: all listed
- *   memcg_list OOMCTL --bench N...       figures for N cgroups each (not a
- *                                        test: test/bench/memcg_list.sh)
  *
  * Functional: memcgtest/{a,b/{y,x},c} plus a/nomem, a cgroup without a
  * memcg of its own (memory is not in a's subtree_control). Hogs charge
@@ -1052,74 +1050,15 @@ static int scale(int parents, int children)
 	return checks_done();
 }
 
-/* Figures, not checks: time, records/s, runs, peak RSS for N cgroups */
-static int bench(int argc, char **argv)
-{
-	static const char *const modes[] = { "json", "plain", "tree" };
-	int i, k;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# %s, %ld CPUs\n", oomctl, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%8s %8s %8s %11s %5s %8s  %s\n", "cgroups", "rows", "time_s",
-	       "records/s", "runs", "rss_kib", "output");
-	for (i = 0; i < argc; i++) {
-		int want = atoi(argv[i]), parents = (want + 99) / 100;
-		int children = want / parents - 1, n, rows;
-		char top[32], arg[40];
-		unsigned int runs;
-		struct run r;
-		const char *p;
-		double ms;
-
-		snprintf(top, sizeof(top), "bench%d", want);
-		ms = make_tree(top, parents, children);
-		n = 1 + parents + parents * children;
-		printf("# mkdir of %d cgroups: %.1f s\n", n, ms / 1000);
-		snprintf(arg, sizeof(arg), "/%s", top);
-
-		run(&r, NULL, (const char *[]){ "-d", "memcg", "list", arg,
-			NULL });
-		runs = walk_runs(r.err);
-		p = strstr(r.err, "memcg walk: ");
-		if (p)
-			printf("# %.*s\n", (int)strcspn(p, "\n"), p);
-		run_free(&r);
-		for (k = 0; k < 3; k++) {
-			const char *const args[][5] = {
-				{ "-j", "memcg", "list", arg, NULL },
-				{ "memcg", "list", arg, NULL },
-				{ "memcg", "list", arg, "tree", NULL },
-			};
-
-			run(&r, NULL, args[k]);
-			if (!k)
-				for (rows = 0, p = r.out;
-				     (p = strstr(p, "\"path\":")); p++)
-					rows++;
-			else
-				rows = lines(r.out) - 1;
-			printf("%8d %8d %8.2f %11.0f %5u %8ld  %s%s\n", n, rows,
-			       r.ms / 1000, rows / (r.ms / 1000), runs,
-			       r.maxrss_kb, modes[k],
-			       r.status ? " (FAILED)" : "");
-			run_free(&r);
-		}
-		cg_destroy(top);
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct hog hogs[5];
 
 	if (argc < 2)
-		bail("usage: memcg_list OOMCTL [--scale P C | --bench N...]");
+		bail("usage: memcg_list OOMCTL [--scale P C]");
 	oomctl = argv[1];
 	if (argc == 5 && !strcmp(argv[2], "--scale"))
 		return scale(atoi(argv[3]), atoi(argv[4]));
-	if (argc > 3 && !strcmp(argv[2], "--bench"))
-		return bench(argc - 3, argv + 3);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setup(hogs);

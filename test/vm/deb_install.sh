@@ -27,6 +27,19 @@ rquery() { dpkg-query --admindir="$root/var/lib/dpkg" "$@"; }
 OOMCTL=$root/usr/sbin/oomctl
 
 # --- install ----------------------------------------------------------------
+# The guest has systemd-oomd (for test/bench), whose client is an oomctl too:
+# both packages ship completions/oomctl, so ours conflicts with it.
+refused_for_conflict() {
+	local out
+	out=$(rdpkg -i "$deb" 2>&1) && { echo "installed"; return 1; }
+	grep -q 'oomctl conflicts with systemd-oomd' <<<"$out" || { printf '%s\n' "$out"; return 1; }
+}
+check "dpkg -i refuses while systemd-oomd is installed" refused_for_conflict
+# A machine without it: the database without systemd-oomd's stanza and files
+db=$root/var/lib/dpkg
+awk -v RS= -v ORS='\n\n' '!/^Package: systemd-oomd\n/' "$db/status" >"$db/status.new" &&
+	mv "$db/status.new" "$db/status" && rm -f "$db"/info/systemd-oomd.* ||
+	bail "cannot drop systemd-oomd from the scratch database"
 check "dpkg -i ${deb##*/} into $root" rdpkg -i "$deb"
 check "dpkg says oomctl $version is installed" \
 	test "$(rquery -W -f='${Status} ${Version}' oomctl)" = "install ok installed $version"

@@ -265,6 +265,9 @@ int main(int argc, char **argv)
 	check(probe->bss->nr_works >= 1 && !strcmp(probe->bss->wq_name, "psi_bpf"),
 	      "the hook ran on the psi_bpf workqueue (%llu runs, last on \"%s\")",
 	      (unsigned long long)probe->bss->nr_works, probe->bss->wq_name);
+	check(probe->bss->nr_works >= 1 && probe->data->worker_nice == -20,
+	      "its worker had nice -20, a WQ_HIGHPRI one (last: nice %d)",
+	      probe->data->worker_nice);
 out:
 	/* Detach first: a system-wide trigger outlives the cgroups */
 	psi_declare_bpf__destroy(skel);

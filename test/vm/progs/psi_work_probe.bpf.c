@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Watches the PSI hook's work item (issue 9 h): how often it ran, and the
- * name of the workqueue whose worker ran it. The hook must run on its own
- * WQ_MEM_RECLAIM workqueue, psi_bpf, and not at all while no handler is
- * attached.
+ * name of the workqueue whose worker ran it and that worker's nice level.
+ * The hook must run on its own WQ_MEM_RECLAIM workqueue, psi_bpf, in a
+ * high-priority worker (nice -20, WQ_HIGHPRI) that the tasks causing the
+ * pressure cannot delay, and not at all while no handler is attached.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,6 +15,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 __u64 nr_works;
 char wq_name[32];	/* WQ_NAME_LEN */
+int worker_nice = 1;	/* no nice level is positive in a WQ_HIGHPRI worker */
 
 SEC("fentry/psi_bpf_event_workfn")
 int BPF_PROG(psi_work_ran, struct work_struct *work)
@@ -29,5 +31,7 @@ int BPF_PROG(psi_work_ran, struct work_struct *work)
 	worker = (struct worker *)BPF_CORE_READ(kthread, data);
 	wq = BPF_CORE_READ(worker, current_pwq, wq);
 	bpf_probe_read_kernel_str(wq_name, sizeof(wq_name), &wq->name);
+	/* static_prio is 120 + nice (MAX_RT_PRIO + NICE_WIDTH / 2) */
+	worker_nice = task->static_prio - 120;
 	return 0;
 }

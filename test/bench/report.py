@@ -391,7 +391,7 @@ def main():
     a.killers = [k for k in a.killers.split(",") if k]
     a.workloads = ["W1"] if a.quick else list(WORKLOADS)
     a.runs = 2 if a.quick else 10
-    a.limit = float(os.environ.get("KL_LIMIT", 3 if a.quick else 5))
+    a.limit = float(os.environ.get("KL_LIMIT", 3 if a.quick else 4))
     a.sizes = [100, 1000] if a.quick else [100, 1000, 10000]
     r = Report(a)
     r.write()

@@ -3,11 +3,13 @@
 """Turn the CSVs of test/bench/guest.sh into RESULTS.md and gnuplot PNGs.
 
   test/bench/report.py OUTDIR RESULTS_MD PLOT_DIR [--quick] [--killers LIST]
+  test/bench/report.py --alternate N OUTDIR ALTERNATE_MD PLOT_DIR
 
 Checks first that every cell the run was meant to fill has its rows and a
 number in each (exit 1 with one line per missing cell); never judges a speed.
 """
 import argparse
+import collections
 import csv
 import math
 import os
@@ -60,6 +62,33 @@ def pct(values, p):
         return None
     s = sorted(values, key=lambda v: math.inf if v is None else v)
     return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+def rank_sum_p(a, b):
+    """Exact two-sided p of the Wilcoxon-Mann-Whitney rank-sum test: the
+    share of all splits of the pooled runs into groups of len(a) and len(b)
+    whose rank sum lies at least as far from its mean as a's. No kill
+    (None) ranks after every kill; ties take their mean rank."""
+    pooled = sorted((math.inf if v is None else v) for v in a + b)
+    first, rank = {}, {}
+    for i, v in enumerate(pooled):
+        first.setdefault(v, i)
+        rank[v] = (first[v] + i) / 2 + 1
+    # Doubled ranks are integers, so the splits can be counted by rank sum
+    # (ways[k][s]: subsets of k runs whose doubled ranks add up to s)
+    # instead of enumerated, which C(40, 20) splits would not allow.
+    ranks = [round(2 * rank[math.inf if v is None else v]) for v in a + b]
+    k = len(a)
+    ways = [collections.Counter() for _ in range(k + 1)]
+    ways[0][0] = 1
+    for r in ranks:
+        for j in range(k, 0, -1):
+            for s, n in ways[j - 1].items():
+                ways[j][s + r] += n
+    mean = k * sum(ranks) / len(ranks)
+    seen = abs(sum(ranks[:k]) - mean)
+    hits = sum(n for s, n in ways[k].items() if abs(s - mean) >= seen - 1e-9)
+    return hits / math.comb(len(ranks), k)
 
 
 def fmt_ms(v, limit_s=None):
@@ -123,7 +152,7 @@ class Report:
                        "sent (the kernel's OOM killer runs in the task that allocates, so "
                        "kill_latency, the driver, there means the kernel's own killer; a "
                        "kworker is our PSI handler's work item, psimon the RFC's).\n\n")
-        summary = {}
+        summary, latencies = {}, {}
         for w in workloads:
             body = []
             for k in killers:
@@ -131,6 +160,7 @@ class Report:
                 if not runs:
                     continue
                 lat = [num(r["latency_ms"]) if r["killed"] == "1" else None for r in runs]
+                latencies[(k, w)] = lat
                 none = sum(1 for r in runs if r["killed"] != "1")
                 wrong = sum(1 for r in runs if r["killed"] == "1" and r["victim_ok"] != "1")
                 coll = sum(int(r["collateral"] or 0) for r in runs)
@@ -148,6 +178,7 @@ class Report:
                  "no kill", "before onset", "wrong", "collateral", "signal sent by"],
                 body) + "\n")
         self.kill_ratios(summary, killers, workloads)
+        self.kill_vs_rfc(latencies, workloads)
         self.kill_path(cells, workloads)
         self.kill_plot(summary, killers, workloads)
 
@@ -171,6 +202,28 @@ class Report:
                 lines.append(f"- {KILL_NAMES[k]} / ours, {w}: " + "; ".join(cols))
         if lines:
             self.md.append("### Ratios: each killer's time over ours\n\n" + "\n".join(lines) + "\n\n")
+
+    def kill_vs_rfc(self, latencies, workloads):
+        body = []
+        for w in workloads:
+            o, r = latencies.get(("ours", w)), latencies.get(("rfc", w))
+            if not o or not r:
+                continue
+            mo, mr = pct(o, 50), pct(r, 50)
+            diff = "–" if mo is None or mr is None else f"{mo - mr:+.0f} ms"
+            body.append([w, fmt_ms(mo, self.a.limit), fmt_ms(mr, self.a.limit), diff,
+                         f"{rank_sum_p(o, r):.2g}"])
+        if body:
+            self.md.append(
+                "### Ours against the RFC\n\n"
+                "Is one kernel's kill latency different from the other's, or is the gap "
+                "between medians what chance gives with these runs? p: the exact two-sided "
+                "Wilcoxon-Mann-Whitney rank-sum test (a run without a kill ranks last); a "
+                "small p (say < 0.05) says the two differ. Each kernel's runs come from one "
+                "boot, so p compares these two boots: what changes from boot to boot is not "
+                "in it; `test/bench/run --alternate N` measures that for W1.\n\n" +
+                table(["workload", "ours, median", "the RFC, median", "ours - the RFC", "p"],
+                      body) + "\n")
 
     def kill_path(self, cells, workloads):
         body = []
@@ -342,6 +395,52 @@ plot for [i=0:{len(tools) - 1}] '{dat}' index i using 1:2 with linespoints title
             "processes and their RSS, and the kernel memory of its BPF programs, maps and "
             "BTF.\n\n" + table(["killer", "processes", "RSS", "BPF"], body) + "\n")
 
+    # --- boot to boot (--alternate) ---------------------------------------
+    def alternate(self):
+        """W1 on our kernel and the RFC's in alternating boots: is the gap
+        between the kernels larger than what one kernel moves by between
+        two of its own boots?"""
+        a = self.a
+        lat = {}
+        for i in range(1, a.alternate + 1):
+            for k in ("ours", "rfc"):
+                runs = read(os.path.join(a.outdir, f"{k}-{i}"), "kill_latency.csv")
+                lat[(k, i)] = [num(r["latency_ms"]) if r["killed"] == "1" else None
+                               for r in runs if r["workload"] == "W1"]
+                self.need(len(lat[(k, i)]) >= a.runs,
+                          f"{k} boot {i}: {len(lat[(k, i)])} of {a.runs} W1 runs")
+        if self.missing:
+            return
+
+        def row(name, o, r):
+            mo, mr = pct(o, 50), pct(r, 50)
+            diff = "–" if mo is None or mr is None else f"{mo - mr:+.0f} ms"
+            return [name, fmt_ms(mo, a.limit), fmt_ms(mr, a.limit), diff,
+                    f"{rank_sum_p(o, r):.2g}"]
+        body = [row(f"pair {i}", lat[("ours", i)], lat[("rfc", i)])
+                for i in range(1, a.alternate + 1)]
+        pooled = {k: sum((lat[(k, i)] for i in range(1, a.alternate + 1)), [])
+                  for k in ("ours", "rfc")}
+        body.append(row("all boots", pooled["ours"], pooled["rfc"]))
+        spread = []
+        for k in ("ours", "rfc"):
+            meds = [pct(lat[(k, i)], 50) for i in range(1, a.alternate + 1)]
+            line = f"- {KILL_NAMES[k]}: boot medians " + ", ".join(fmt_ms(m, a.limit) for m in meds)
+            if a.alternate > 1:
+                line += (f"; boot 1 against boot 2: p = "
+                         f"{rank_sum_p(lat[(k, 1)], lat[(k, 2)]):.2g}")
+            spread.append(line)
+        self.md.append(
+            "# Ours against the RFC, boot to boot\n\n"
+            f"W1, {a.runs} runs a boot, our kernel and the RFC's in {a.alternate} "
+            f"alternating pairs of boots (`test/bench/run --alternate {a.alternate}`, "
+            f"{time.strftime('%Y-%m-%d')}). p: the exact two-sided Wilcoxon-Mann-Whitney "
+            "rank-sum test, as in RESULTS.md.\n\n" +
+            table(["boots", "ours, median", "the RFC, median", "ours - the RFC", "p"], body) +
+            "\nThe same kernel from boot to boot:\n\n" + "\n".join(spread) + "\n")
+        with open(a.results, "w") as f:
+            f.write("".join(self.md))
+
     def write(self):
         a = self.a
         self.plots = []
@@ -386,6 +485,7 @@ def main():
     p.add_argument("results")
     p.add_argument("plots")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--alternate", type=int, default=0, metavar="N")
     p.add_argument("--killers", default="ours,ours-fd,systemd-oomd,earlyoom,nohang,kernel")
     a = p.parse_args()
     a.killers = [k for k in a.killers.split(",") if k]
@@ -394,7 +494,10 @@ def main():
     a.limit = float(os.environ.get("KL_LIMIT", 3 if a.quick else 4))
     a.sizes = [100, 1000] if a.quick else [100, 1000, 10000]
     r = Report(a)
-    r.write()
+    if a.alternate:
+        r.alternate()
+    else:
+        r.write()
     for m in r.missing:
         print(f"report.py: missing: {m}", file=sys.stderr)
     return 1 if r.missing else 0

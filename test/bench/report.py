@@ -91,6 +91,17 @@ def rank_sum_p(a, b):
     return hits / math.comb(len(ranks), k)
 
 
+VS_RFC_HEADER = ["ours, median", "the RFC, median", "ours - the RFC", "p"]
+
+
+def vs_rfc_row(name, ours, rfc, limit_s):
+    """A table row: both medians, their difference and the rank-sum p."""
+    mo, mr = pct(ours, 50), pct(rfc, 50)
+    diff = "–" if mo is None or mr is None else f"{mo - mr:+.0f} ms"
+    return [name, fmt_ms(mo, limit_s), fmt_ms(mr, limit_s), diff,
+            f"{rank_sum_p(ours, rfc):.2g}"]
+
+
 def fmt_ms(v, limit_s=None):
     if v is None:
         return f"> {limit_s:g} s" if limit_s else "–"
@@ -207,12 +218,8 @@ class Report:
         body = []
         for w in workloads:
             o, r = latencies.get(("ours", w)), latencies.get(("rfc", w))
-            if not o or not r:
-                continue
-            mo, mr = pct(o, 50), pct(r, 50)
-            diff = "–" if mo is None or mr is None else f"{mo - mr:+.0f} ms"
-            body.append([w, fmt_ms(mo, self.a.limit), fmt_ms(mr, self.a.limit), diff,
-                         f"{rank_sum_p(o, r):.2g}"])
+            if o and r:
+                body.append(vs_rfc_row(w, o, r, self.a.limit))
         if body:
             self.md.append(
                 "### Ours against the RFC\n\n"
@@ -222,8 +229,7 @@ class Report:
                 "small p (say < 0.05) says the two differ. Each kernel's runs come from one "
                 "boot, so p compares these two boots: what changes from boot to boot is not "
                 "in it; `test/bench/run --alternate N` measures that for W1.\n\n" +
-                table(["workload", "ours, median", "the RFC, median", "ours - the RFC", "p"],
-                      body) + "\n")
+                table(["workload"] + VS_RFC_HEADER, body) + "\n")
 
     def kill_path(self, cells, workloads):
         body = []
@@ -411,17 +417,11 @@ plot for [i=0:{len(tools) - 1}] '{dat}' index i using 1:2 with linespoints title
                           f"{k} boot {i}: {len(lat[(k, i)])} of {a.runs} W1 runs")
         if self.missing:
             return
-
-        def row(name, o, r):
-            mo, mr = pct(o, 50), pct(r, 50)
-            diff = "–" if mo is None or mr is None else f"{mo - mr:+.0f} ms"
-            return [name, fmt_ms(mo, a.limit), fmt_ms(mr, a.limit), diff,
-                    f"{rank_sum_p(o, r):.2g}"]
-        body = [row(f"pair {i}", lat[("ours", i)], lat[("rfc", i)])
+        body = [vs_rfc_row(f"pair {i}", lat[("ours", i)], lat[("rfc", i)], a.limit)
                 for i in range(1, a.alternate + 1)]
         pooled = {k: sum((lat[(k, i)] for i in range(1, a.alternate + 1)), [])
                   for k in ("ours", "rfc")}
-        body.append(row("all boots", pooled["ours"], pooled["rfc"]))
+        body.append(vs_rfc_row("all boots", pooled["ours"], pooled["rfc"], a.limit))
         spread = []
         for k in ("ours", "rfc"):
             meds = [pct(lat[(k, i)], 50) for i in range(1, a.alternate + 1)]
@@ -436,7 +436,7 @@ plot for [i=0:{len(tools) - 1}] '{dat}' index i using 1:2 with linespoints title
             f"alternating pairs of boots (`test/bench/run --alternate {a.alternate}`, "
             f"{time.strftime('%Y-%m-%d')}). p: the exact two-sided Wilcoxon-Mann-Whitney "
             "rank-sum test, as in RESULTS.md.\n\n" +
-            table(["boots", "ours, median", "the RFC, median", "ours - the RFC", "p"], body) +
+            table(["boots"] + VS_RFC_HEADER, body) +
             "\nThe same kernel from boot to boot:\n\n" + "\n".join(spread) + "\n")
         with open(a.results, "w") as f:
             f.write("".join(self.md))
@@ -488,6 +488,8 @@ def main():
     p.add_argument("--alternate", type=int, default=0, metavar="N")
     p.add_argument("--killers", default="ours,ours-fd,systemd-oomd,earlyoom,nohang,kernel")
     a = p.parse_args()
+    if a.alternate < 0:
+        p.error(f"--alternate needs a number of pairs of boots, got {a.alternate}")
     a.killers = [k for k in a.killers.split(",") if k]
     a.workloads = ["W1"] if a.quick else list(WORKLOADS)
     a.runs = 2 if a.quick else 10

@@ -177,9 +177,10 @@ static __always_inline u64 task_rss_bytes(struct task_struct *task)
 
 /*
  * The process of @memcg (not of its descendants) with the most resident
- * memory, referenced (bpf_task_release() it), or NULL if it has none. Where
- * a leaf memcg is the victim, the kernel allows one kill per OOM: the
- * biggest one frees the most.
+ * memory that is not an OOM victim already (the kill kfunc refuses those),
+ * referenced (bpf_task_release() it), or NULL if it has none. Where a leaf
+ * memcg is the victim, the kernel allows one kill per OOM: the biggest one
+ * frees the most.
  */
 static __always_inline struct task_struct *
 memcg_largest_task(struct mem_cgroup *memcg)
@@ -188,6 +189,8 @@ memcg_largest_task(struct mem_cgroup *memcg)
 	u64 rss, max_rss = 0;
 
 	bpf_for_each(css_task, task, &memcg->css, CSS_TASK_ITER_PROCS) {
+		if (task->signal->oom_mm)
+			continue;
 		rss = task_rss_bytes(task);
 		if (biggest && rss <= max_rss)
 			continue;

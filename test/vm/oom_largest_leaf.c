@@ -11,6 +11,10 @@
  * --no-policy runs the same OOM without the policy: the kernel's own killer
  * must then first pick cg1's hog (oom_score_adj 1000), which shows that the
  * scenario tells the policy's choice from the kernel's.
+ *
+ * --rfc OBJ runs it with the RFC's own selftest program instead (its
+ * progs/test_oom.c, taken unchanged from the posted patch and built here),
+ * on the RFC's OOM hook: it kills every process of the same leaf, cg4.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,20 +53,47 @@ static void setup_cgroups(void)
 	cg_write(TOP, "memory.swap.max", "0");
 }
 
+/* The RFC's program from @path on the OOM hook, or NULL */
+static struct bpf_link *attach_rfc(const char *path, struct bpf_object **objp)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_program *prog;
+
+	if (!obj || bpf_object__load(obj))
+		return NULL;
+	*objp = obj;
+	prog = bpf_object__find_program_by_name(obj, "test_bpf_out_of_memory");
+	return prog ? bpf_program__attach(prog) : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	bool with_policy = !(argc > 1 && !strcmp(argv[1], "--no-policy"));
+	const char *rfc = argc > 2 && !strcmp(argv[1], "--rfc") ? argv[2] : NULL;
 	int expected = with_policy ? 2 : 0;	/* cg4's or cg1's hog */
 	struct largest_leaf_bpf *skel = NULL;
+	struct bpf_object *rfc_obj = NULL;
+	struct bpf_link *link = NULL;
 	struct hog hogs[NR_LEAVES];
 	int i, victim;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setup_cgroups();
 
-	if (with_policy) {
+	if (rfc) {
+		link = attach_rfc(rfc, &rfc_obj);
+		if (!link)
+			bail("cannot load and attach the RFC's program from %s", rfc);
+	} else if (with_policy) {
+		/* A cgroup policy on the root: the whole machine */
+		struct bpf_map *ops = NULL;
+
 		skel = largest_leaf_bpf__open_and_load();
-		if (!skel || largest_leaf_bpf__attach(skel))
+		if (skel)
+			ops = bpf_object__find_map_by_name(skel->obj,
+							   "largest_leaf_ops");
+		link = ops ? bpf_map__attach_struct_ops(ops) : NULL;
+		if (!link)
 			bail("cannot load and attach the largest-leaf policy");
 	}
 
@@ -95,12 +126,15 @@ int main(int argc, char **argv)
 			      leaves[i].cg);
 	check(cg_read_key(leaves[expected].cg, "memory.events", "oom_kill") == 1,
 	      "%s memory.events says oom_kill 1", leaves[expected].cg);
-	check(skel->bss->nr_kills == 1 && skel->bss->nr_runs >= 1,
+	if (skel)
+		check(skel->bss->nr_kills == 1 && skel->bss->nr_runs >= 1,
 		      "the policy ran and counted one kill (runs %llu, kills %llu)",
 		      (unsigned long long)skel->bss->nr_runs,
 		      (unsigned long long)skel->bss->nr_kills);
 out:
 	hogs_kill(hogs, NR_LEAVES);
+	bpf_link__destroy(link);
+	bpf_object__close(rfc_obj);
 	largest_leaf_bpf__destroy(skel);
 	cg_destroy(TOP);
 	return checks_done();

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "scenario.h"
 
@@ -368,4 +370,16 @@ long vmstat_oom_kill(void)
 	if (f)
 		fclose(f);
 	return val;
+}
+
+int caps_set_effective(unsigned long long caps)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[0].effective = (unsigned int)caps & data[0].permitted;
+	data[1].effective = (unsigned int)(caps >> 32) & data[1].permitted;
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }

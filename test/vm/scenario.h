@@ -54,6 +54,13 @@ bool hog_killed_by_sigkill(struct hog *h);
 int hogs_wait_first_death(struct hog *hogs, int n, int timeout_ms);
 void hogs_kill(struct hog *hogs, int n);
 
+/*
+ * Make @caps (a mask of 1ULL << CAP_*) the effective capabilities, as far
+ * as the permitted set allows; 0 or -errno.
+ */
+#define CAPS_ALL (~0ULL)
+int caps_set_effective(unsigned long long caps);
+
 /* TAP-style: "ok N - what" / "not ok N - what" */
 bool check(bool cond, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -49,6 +49,13 @@ static const struct {
 	/* mmap_lock under oom_lock (issue 9, item 3i) */
 	{ "copy_from_user_task_in_oom_hook",
 	  "program of this type cannot use helper bpf_copy_from_user_task#191" },
+	/* ... nor any program on the OOM hook (issue 19, defect b) */
+	{ "copy_from_user_task_in_oom_fentry",
+	  "program of this type cannot use helper bpf_copy_from_user_task#191" },
+	{ "copy_from_user_task_in_oom_fexit",
+	  "program of this type cannot use helper bpf_copy_from_user_task#191" },
+	/* cgroup xattrs: not from any tracing program (defect g) */
+	{ "read_xattr_from_fentry", NOT_ALLOWED("bpf_cgroup_read_xattr") },
 };
 
 static char log_buf[1 << 20];

@@ -201,3 +201,48 @@ int BPF_PROG(copy_from_user_task_in_oom_hook, struct oom_control *oc)
 				task, 0);
 	return comm[0] == '\0';
 }
+
+/* Nor may any other program on the OOM hook, which runs under oom_lock too */
+SEC("fentry.s/bpf_handle_out_of_memory")
+int BPF_PROG(copy_from_user_task_in_oom_fentry, struct oom_control *oc)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	char comm[16];
+
+	bpf_copy_from_user_task(comm, sizeof(comm), (void *)task->mm->arg_start,
+				task, 0);
+	return 0;
+}
+
+SEC("fexit.s/bpf_handle_out_of_memory")
+int BPF_PROG(copy_from_user_task_in_oom_fexit, struct oom_control *oc, int ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	char comm[16];
+
+	bpf_copy_from_user_task(comm, sizeof(comm), (void *)task->mm->arg_start,
+				task, 0);
+	return 0;
+}
+
+/*
+ * An fentry program on a function that runs under simple_xattr_set()'s
+ * write lock would spin on it reading an xattr: only programs on the bpf
+ * hooks, OOM policies and syscall programs read cgroup xattrs (defect g).
+ */
+char xattr_buf[8];
+int xattr_ret;
+
+SEC("fentry/rb_insert_color")
+int BPF_PROG(read_xattr_from_fentry, struct rb_node *node, struct rb_root *root)
+{
+	struct cgroup *cgrp = bpf_cgroup_from_id(1);
+	struct bpf_dynptr value;
+
+	if (!cgrp)
+		return 0;
+	bpf_dynptr_from_mem(xattr_buf, sizeof(xattr_buf), 0, &value);
+	xattr_ret = bpf_cgroup_read_xattr(cgrp, "user.oomd_omit", &value);
+	bpf_cgroup_release(cgrp);
+	return 0;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One OOM episode, one kill, whatever the policy (issue 19, defect d).
+ * Three hogs of 130M fill overkill/ (memory.max 300M) at once: one kill
+ * makes room for the other two. While the victim exits, the two others'
+ * charges keep failing and come back to out_of_memory(); the kernel's own
+ * selection meets the exiting victim and waits. A bpf policy used to be
+ * asked first on each of those retries, and one that picks the largest task
+ * not yet a victim (progs/greedy_hook.bpf.c) killed again each time.
+ *
+ * The episode runs with no policy, then with that policy on the OOM hook:
+ * both must count one oom_kill in memory.events and leave two hogs alive
+ * with all their memory.
+ */
+#include <stdio.h>
+#include <bpf/libbpf.h>
+
+#include "scenario.h"
+#include "greedy_hook.skel.h"
+
+#define CG "overkill"
+#define NR_HOGS 3
+
+/* Run the episode; the kills it took */
+static long episode(const char *what)
+{
+	struct hog hogs[NR_HOGS];
+	long before, kills;
+	int i, first, alive = 0;
+
+	before = cg_read_key(CG, "memory.events", "oom_kill");
+	for (i = 0; i < NR_HOGS; i++)
+		if (hog_spawn(&hogs[i], "hog", CG, 130 * MiB, 0))
+			bail("cannot start the hogs");
+	for (i = 0; i < NR_HOGS; i++)
+		hog_release(&hogs[i]);
+
+	first = hogs_wait_first_death(hogs, NR_HOGS, 60000);
+	check(first >= 0, "%s: one of the hogs was killed", what);
+	for (i = 0; i < NR_HOGS; i++)
+		if (i != first && hog_wait_ready(&hogs[i], 60000))
+			alive++;
+	kills = cg_read_key(CG, "memory.events", "oom_kill") - before;
+	check(alive == NR_HOGS - 1,
+	      "%s: the two others filled their 130M and live (%d did)", what,
+	      alive);
+	check(kills == 1, "%s: memory.events counts one oom_kill (%ld)", what,
+	      kills);
+	hogs_kill(hogs, NR_HOGS);
+	return kills;
+}
+
+int main(void)
+{
+	struct greedy_hook_bpf *skel;
+	struct bpf_link *link;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cg_destroy(CG);
+	if (cg_write("", "cgroup.subtree_control", "+memory") || cg_create(CG) ||
+	    cg_write(CG, "memory.max", "300M"))
+		bail("cannot set up /sys/fs/cgroup/" CG);
+	cg_write(CG, "memory.swap.max", "0");
+
+	episode("no policy");
+
+	skel = greedy_hook_bpf__open_and_load();
+	if (!skel)
+		bail("cannot load progs/greedy_hook.bpf.c");
+	link = bpf_program__attach(skel->progs.greedy_hook);
+	if (!link)
+		bail("cannot attach the greedy policy");
+	episode("greedy policy on the OOM hook");
+	check(skel->bss->kills >= 1,
+	      "the policy killed (%u of its %u runs did)", skel->bss->kills,
+	      skel->bss->runs);
+
+	bpf_link__destroy(link);
+	greedy_hook_bpf__destroy(skel);
+	cg_destroy(CG);
+	return checks_done();
+}

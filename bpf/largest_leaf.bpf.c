@@ -12,8 +12,8 @@
  * (with memory.oom.group set the kernel kills the whole leaf at once). If
  * there is no candidate, return 0 and the kernel's killer runs.
  *
- * When another attached policy is scoped deeper and its scope holds the
- * OOM, leave the OOM to it (oom_scope.bpf.h).
+ * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the
+ * root without one), and the kernel asks the deepest attached policy first.
  *
  * `oomctl policy explain` runs the same choice from the syscall program
  * explain (oom_explain.bpf.h).
@@ -24,7 +24,6 @@
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
 #include "oom_explain.bpf.h"
-#include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -34,7 +33,6 @@ const volatile bool dry_run;		/* choose, report, but kill nothing */
 
 __u64 nr_runs;
 __u64 nr_kills;
-__u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
 /*
  * The choice, shared by the OOM hook (@ex NULL) and policy explain: the

@@ -163,9 +163,14 @@ copy:
 	return 0;
 }
 
-/* A dry-run policy's "would kill" record; the policy's cookie is its own. */
-static __always_inline void oom_event_dry_run(void *ctx,
-					      struct task_struct *task,
+/*
+ * The policy's cookie, set by oomctl before load: what its kills and dry-run
+ * records are logged under (a struct_ops program has no attach cookie).
+ */
+const volatile __u64 policy_cookie;
+
+/* A dry-run policy's "would kill" record */
+static __always_inline void oom_event_dry_run(struct task_struct *task,
 					      const char *message)
 {
 	struct oom_event *e;
@@ -177,7 +182,7 @@ static __always_inline void oom_event_dry_run(void *ctx,
 	e->pid = task->tgid;
 	e->cgroup_id = task_memcg_id(task);
 	oom_event_cgroup_path(e, seq, task_memcg_kn(task));
-	e->policy_cookie = bpf_get_attach_cookie(ctx);
+	e->policy_cookie = policy_cookie;
 	e->rss_bytes = task_rss_bytes(task);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
 	bpf_probe_read_kernel_str(e->message, sizeof(e->message), message);
@@ -191,7 +196,7 @@ static __always_inline void oom_event_dry_run(void *ctx,
  * kill's message. Drops the reference on @task. Returns whether it killed,
  * the policy's return value; *@nr_kills counts the kills.
  */
-static __always_inline bool oom_kill_or_log(void *ctx, struct oom_control *oc,
+static __always_inline bool oom_kill_or_log(struct oom_control *oc,
 					    struct task_struct *task,
 					    const char *name, bool dry_run,
 					    u64 *nr_kills)
@@ -199,7 +204,7 @@ static __always_inline bool oom_kill_or_log(void *ctx, struct oom_control *oc,
 	bool killed = false;
 
 	if (dry_run) {
-		oom_event_dry_run(ctx, task, name);
+		oom_event_dry_run(task, name);
 	} else if (!bpf_oom_kill_process(oc, task, name)) {
 		killed = true;
 		__sync_fetch_and_add(nr_kills, 1);

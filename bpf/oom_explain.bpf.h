@@ -14,7 +14,7 @@
 
 #include "oom.bpf.h"
 #include "oom_explain.h"
-#include "oom_scope.bpf.h"
+#include "oom_events.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -33,7 +33,7 @@ static __always_inline void oom_explain_emit(struct oom_explain_args *ex,
 }
 
 /*
- * The hook's first step (oom_policy_enter()) for the pretended OOM of @ex,
+ * The policy's first step (oom_search_root()) for the pretended OOM of @ex,
  * counting nothing: where the policy would look, referenced, or NULL with
  * the verdict or error set. A policy that would defer is still explained:
  * the verdict says it defers.
@@ -55,7 +55,7 @@ oom_explain_enter(struct oom_explain_args *ex)
 		ex->verdict = OOM_EXPLAIN_OUT_OF_SCOPE;
 		return NULL;
 	}
-	if (oom_id_defers_to_deeper(oom_id, scope_id))
+	if (ex->deeper)
 		ex->verdict = OOM_EXPLAIN_DEFERS;
 	if (!oom_id) {
 		memcg = bpf_get_root_mem_cgroup();
@@ -94,27 +94,39 @@ static __always_inline void oom_explain_victim(struct oom_explain_args *ex,
 }
 
 /*
- * A built-in OOM policy's two programs around its choice CHOOSE(root, args):
- * the OOM hook NAME, which kills the choice (logs it in dry-run), and the
- * explain program, which reports it and kills nothing. The policy file
- * defines the globals scope_cgroup_id, dry_run, nr_runs, nr_deferred and
- * nr_kills that the hook uses; MESSAGE starts the kernel's kill report.
+ * A built-in OOM policy around its choice CHOOSE(root, args): the
+ * struct_ops program NAME, which kills the choice (logs it in dry-run), its
+ * struct bpf_oom_ops NAME_ops, registered as MESSAGE, which also starts the
+ * kernel's kill report, and the explain program, which reports the choice
+ * and kills nothing. The policy file defines the globals scope_cgroup_id,
+ * dry_run, nr_runs and nr_kills that NAME uses. The kernel asks the policy
+ * only for OOMs below the cgroup it is attached to (oomctl's scope), the
+ * deepest policy first; the kill kfunc's success, not the return value,
+ * tells it that the policy freed memory.
  */
 #define OOM_POLICY(NAME, MESSAGE, CHOOSE)					\
-SEC("fmod_ret.s/bpf_handle_out_of_memory")					\
+SEC("struct_ops.s/handle_out_of_memory")					\
 int BPF_PROG(NAME, struct oom_control *oc)					\
 {										\
 	struct task_struct *task;						\
 	struct mem_cgroup *root;						\
 										\
-	root = oom_policy_enter(oc, scope_cgroup_id, &nr_runs, &nr_deferred);	\
+	__sync_fetch_and_add(&nr_runs, 1);					\
+	root = oom_search_root(oc, scope_cgroup_id);				\
 	if (!root)								\
 		return 0;							\
 	task = CHOOSE(root, NULL);						\
 	bpf_put_mem_cgroup(root);						\
-	return task ? oom_kill_or_log(ctx, oc, task, MESSAGE, dry_run,		\
-				      &nr_kills) : 0;				\
+	if (task)								\
+		oom_kill_or_log(oc, task, MESSAGE, dry_run, &nr_kills);		\
+	return 0;								\
 }										\
+										\
+SEC(".struct_ops.link")								\
+struct bpf_oom_ops NAME##_ops = {						\
+	.handle_out_of_memory = (void *)NAME,					\
+	.name = MESSAGE,							\
+};										\
 										\
 SEC("syscall")									\
 int explain(struct oom_explain_args *args)					\

@@ -44,7 +44,7 @@ enum oom_explain_verdict {
 	OOM_EXPLAIN_KILL = 1,		/* it would kill victim_pid */
 	OOM_EXPLAIN_NO_VICTIM,		/* no candidate: returns 0 */
 	OOM_EXPLAIN_OUT_OF_SCOPE,	/* the OOM is outside its scope */
-	OOM_EXPLAIN_DEFERS,		/* a deeper-scoped policy holds it */
+	OOM_EXPLAIN_DEFERS,		/* a deeper policy is asked first */
 };
 
 struct oom_explain_args {
@@ -58,7 +58,8 @@ struct oom_explain_args {
 	u32 nr_lost;		/* out: records the ring had no room for */
 	s32 verdict;		/* out: enum oom_explain_verdict */
 	s32 err;		/* out: -ENOENT no such cgroup, -ENODEV no memcg */
-	u32 __pad;
+	u32 deeper;		/* in: an attached policy below scope_id holds
+				 * the OOM, and the kernel asks it first */
 	char victim_comm[16];	/* out */
 };
 

@@ -30,21 +30,6 @@ struct psi_trigger_args {
 };
 
 /*
- * Scope precedence among attached OOM policies: oomctl keeps, in a pinned
- * array map shared by the policies it attaches, one slot per attached
- * policy that has a scope and kills (dry-run ones are left out). A policy
- * that finds there a scope strictly deeper than its own that still contains
- * the OOM's memcg returns 0 without choosing: the deepest policy decides
- * (oom_scope.bpf.h). A slot with cookie 0 is free.
- */
-#define OOM_POLICY_SCOPES_MAX	64
-
-struct oom_policy_scope {
-	u64 cookie;		/* the policy's attach cookie; 0: free slot */
-	u64 scope_id;		/* cgroup id of its scope (> 1) */
-};
-
-/*
  * The OOM event log: a ring of OOM_EVENTS_MAX records in a pinned array map,
  * written by recorder.bpf.c (and by policies in dry-run mode), read without
  * consuming it. oom_events_head counts the records ever written; record seq

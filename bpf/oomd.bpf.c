@@ -15,8 +15,8 @@
  * OOM); for an oom.group unit the kernel kills the group with its first
  * task.
  *
- * When another attached policy is scoped deeper and its scope holds the
- * OOM, leave the OOM to it (oom_scope.bpf.h).
+ * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the
+ * root without one), and the kernel asks the deepest attached policy first.
  *
  * `oomctl policy explain` runs the same choice from the syscall program
  * explain (oom_explain.bpf.h), which reads last_pgscan but never writes
@@ -26,7 +26,6 @@
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
 #include "oom_explain.bpf.h"
-#include "oom_scope.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -35,7 +34,6 @@ const volatile bool dry_run;
 
 __u64 nr_runs;
 __u64 nr_kills;
-__u64 nr_deferred;	/* OOMs left to a policy with a deeper scope */
 
 /* Units whose last pgscan is remembered; beyond it the LRU forgets the
  * least recently seen, which then count their whole pgscan as new */

@@ -8,7 +8,11 @@
  * A kill is seen at the mark_victim tracepoint, which both the kernel's
  * killer and bpf_oom_kill_process() reach. A kill inside a
  * bpf_oom_kill_process() call of the same thread is the policy's: its
- * attach cookie (oc->bpf_policy_cookie) and message name it.
+ * message and its cookie name it. The cookie of a policy on the OOM hook is
+ * its attach cookie (oc->bpf_policy_cookie); a cgroup's policy (struct
+ * bpf_oom_ops) has none, and the kernel names its cgroup instead
+ * (oc->bpf_policy_cgroup_id), which policy_cgroups maps to the cookie
+ * oomctl gave it.
  *
  * Each record names its cgroup by id and by path (oom_event_cgroup_path()),
  * the path kept for after the cgroup is removed.
@@ -45,6 +49,15 @@ struct {
 	__type(key, u32);
 	__type(value, u8);
 } psi_handlers SEC(".maps");
+
+/* The cookie of the policy attached to each cgroup id (one a cgroup), kept
+ * by oomctl */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, POLICY_KILLS_MAX);
+	__type(key, u64);
+	__type(value, u64);
+} policy_cgroups SEC(".maps");
 
 /* Kills per policy cookie, for `oomctl policy list` */
 struct {
@@ -129,6 +142,13 @@ int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 		struct oom_control *oc = call->oc;
 
 		e->policy_cookie = BPF_CORE_READ(oc, bpf_policy_cookie);
+		if (!e->policy_cookie) {
+			u64 cgid = BPF_CORE_READ(oc, bpf_policy_cgroup_id);
+			u64 *cookie = bpf_map_lookup_elem(&policy_cgroups, &cgid);
+
+			if (cookie)
+				e->policy_cookie = *cookie;
+		}
 		bpf_probe_read_kernel_str(e->message, sizeof(e->message),
 					  call->message);
 		kills = bpf_map_lookup_elem(&policy_kills, &e->policy_cookie);

@@ -13,9 +13,9 @@
  *   Ours with other options, or a rebuilt object file: detached and
  *   attached again. Attached by hand with other options: an error, before
  *   any change.
- * - Changes run additions first, so a policy that fails to load is found
- *   before anything is removed; on any failure the changes made so far are
- *   undone in reverse order.
+ * - Changes run removals first, as a cgroup has one OOM policy and a new one
+ *   may take the cgroup of one that goes; on any failure the changes made
+ *   so far are undone in reverse order, the removed policies attached back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -209,10 +209,14 @@ static int attach(struct run *r, const char *name, const char *file,
 		.scope = scope_id ? &scope : NULL, .dry_run = dry_run,
 	};
 	struct done d = { .act = ADD_POLICY };
+	char path[PATH_MAX];
 	int err;
 
-	cgroup_path_of_id(scope_id, scope.path, sizeof(scope.path));
-	scope.arg = scope.path;
+	/* A cgroup policy is attached to the cgroup's directory */
+	cgroup_path_of_id(scope_id, path, sizeof(path));
+	if (scope_id && cgroup_parse(path, &scope))
+		return -EINVAL;
+	scope.id = scope_id;
 	out_open_object(NULL);
 	err = policy_attach(&opts);
 	out_close();
@@ -411,7 +415,42 @@ static int apply_run(const struct config *conf)
 	}
 
 	out_open_array("changes");
-	/* 1. New policies and triggers: a bad object fails here, harmless */
+	/*
+	 * 1. Ours, no longer configured. First, since a cgroup has one OOM
+	 * policy: a new one may take its cgroup. What fails later is undone,
+	 * these detaches included.
+	 */
+	for (i = 0; i < nmeta; i++) {
+		if (!ours[i] || configured[i])
+			continue;
+		err = detach(&r, &metas[i]);
+		if (err)
+			goto undo;
+		r.removed++;
+	}
+	/* 2. Ours, changed in the configuration: detach, attach anew */
+	for (i = 0; i < conf->npolicies; i++) {
+		const struct conf_policy *p = &conf->policies[i];
+
+		for (j = 0; j < nmeta && strcmp(metas[j].name, p->name); j++)
+			;
+		if (j == nmeta)
+			continue;
+		if (meta_matches(&metas[j], p, ours[j])) {
+			r.kept++;
+			continue;
+		}
+		err = detach(&r, &metas[j]) ?:
+		      attach(&r, p->name, p->builtin ? NULL : p->file,
+			     p->scope_id, p->dry_run);
+		if (err) {
+			p_info("%s: this line failed", p->where);
+			goto undo;
+		}
+		r.added++;
+		r.removed++;
+	}
+	/* 3. New policies and triggers */
 	for (i = 0; i < conf->npolicies; i++) {
 		const struct conf_policy *p = &conf->policies[i];
 
@@ -441,37 +480,6 @@ static int apply_run(const struct config *conf)
 			goto undo;
 		}
 		r.added++;
-	}
-	/* 2. Ours, changed in the configuration: detach, attach anew */
-	for (i = 0; i < conf->npolicies; i++) {
-		const struct conf_policy *p = &conf->policies[i];
-
-		for (j = 0; j < nmeta && strcmp(metas[j].name, p->name); j++)
-			;
-		if (j == nmeta)
-			continue;
-		if (meta_matches(&metas[j], p, ours[j])) {
-			r.kept++;
-			continue;
-		}
-		err = detach(&r, &metas[j]) ?:
-		      attach(&r, p->name, p->builtin ? NULL : p->file,
-			     p->scope_id, p->dry_run);
-		if (err) {
-			p_info("%s: this line failed", p->where);
-			goto undo;
-		}
-		r.added++;
-		r.removed++;
-	}
-	/* 3. Ours, no longer configured */
-	for (i = 0; i < nmeta; i++) {
-		if (!ours[i] || configured[i])
-			continue;
-		err = detach(&r, &metas[i]);
-		if (err)
-			goto undo;
-		r.removed++;
 	}
 	fd = marks_fd(false, false);
 	for (i = 0; i < nk; i++) {

@@ -142,12 +142,14 @@ static void drop_stale_log(const char *recorder_dir)
 
 int recorder_ensure(void)
 {
-	static const char * const names[] = { "events", "events_head", "policy_kills" };
+	static const char * const names[] = {
+		"events", "events_head", "policy_kills", "policy_cgroups",
+	};
 	char dir[PATH_MAX], tmp[PATH_MAX + 8], pin[PATH_MAX + 64];
-	bool pinned[3] = {};
+	bool pinned[4] = {};
 	struct recorder_bpf *skel;
 	struct bpf_program *prog;
-	struct bpf_map *maps[3];
+	struct bpf_map *maps[4];
 	struct stat st;
 	int err = 0, fd;
 
@@ -166,8 +168,9 @@ int recorder_ensure(void)
 	maps[0] = skel->maps.oom_events;
 	maps[1] = skel->maps.oom_events_head;
 	maps[2] = skel->maps.policy_kills;
+	maps[3] = skel->maps.policy_cgroups;
 	/* Keep a log that outlived an earlier recorder */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		fd = state_map_fd(names[i]);
 		if (fd >= 0) {
 			bpf_map__reuse_fd(maps[i], fd);
@@ -180,7 +183,7 @@ int recorder_ensure(void)
 		load_failed("the event recorder", err);
 		goto out;
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (pinned[i])
 			continue;
 		state_path(pin, sizeof(pin), "%s", names[i]);
@@ -225,7 +228,7 @@ int recorder_ensure(void)
 		state_unpin_dir(tmp);
 out:
 	if (err)
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (!pinned[i]) {
 				state_path(pin, sizeof(pin), "%s", names[i]);
 				unlink(pin);
@@ -380,7 +383,20 @@ int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
+		if (!strncmp(de->d_name, "prog-", 5)) {
+			/* A cgroup policy's program (its link has none) */
+			struct bpf_prog_info pi = {};
+
+			len = sizeof(pi);
+			if (!bpf_obj_get_info_by_fd(fd, &pi, &len)) {
+				if (prog_ids)
+					prog_ids[n] = pi.id;
+				if (link_ids)
+					link_ids[n] = 0;
+				n++;
+			}
+		} else if (!bpf_obj_get_info_by_fd(fd, &li, &len)) {
+			/* prog id 0 for a struct_ops link */
 			if (prog_ids)
 				prog_ids[n] = li.prog_id;
 			if (link_ids)

@@ -30,6 +30,9 @@ enum policy_hook {
 };
 
 #define POLICY_DRY_RUN		(1U << 0)
+/* A cgroup policy (struct bpf_oom_ops): the kernel asks it at its scope's
+ * cgroup, the deepest first, before the OOM hook's programs */
+#define POLICY_CGROUP_OPS	(1U << 1)
 
 struct policy_meta {
 	char name[POLICY_NAME_LEN];

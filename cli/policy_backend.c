@@ -1,6 +1,8 @@
 /*
- * policy attach/detach/list/show: OOM and PSI handlers attached as pinned
- * fmod_ret links under bpffs_dir/policy/NAME/, described in the registry.
+ * policy attach/detach/list/show: OOM policies attached to cgroups (struct
+ * bpf_oom_ops, a struct_ops link each) and handlers on the OOM and PSI hooks
+ * (fmod_ret links), pinned under bpffs_dir/policy/NAME/ and described in the
+ * registry.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,12 +52,18 @@ static const struct builtin *builtin_find(const char *name)
 	return NULL;
 }
 
-/* Which hook a program attaches to, from its section: 0 if none of ours */
+/*
+ * Which hook a program attaches to, from its section: 0 if none of ours. A
+ * struct_ops program belongs to a cgroup policy (oom_ops_map()); libbpf
+ * loads it with its map.
+ */
 static enum policy_hook prog_hook(const struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 	const char *target = strchr(sec, '/');
 
+	if (bpf_program__type(prog) == BPF_PROG_TYPE_STRUCT_OPS)
+		return HOOK_OOM;
 	if (!target || strncmp(sec, "fmod_ret", 8))
 		return 0;
 	if (!strcmp(target + 1, "bpf_handle_out_of_memory"))
@@ -108,122 +116,46 @@ static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
 	return err;
 }
 
-/*
- * The scope precedence map (struct oom_policy_scope, oom_shared.h): fd of
- * the pinned map, created and pinned first if @create; -errno if absent.
- */
-static int scopes_fd(bool create)
+/* Whether @map is a cgroup policy: a struct_ops map of struct bpf_oom_ops */
+static bool oom_ops_map(const struct bpf_object *obj, const struct bpf_map *map)
 {
-	static const struct state_map_def def = {
-		.pin = "policy_scopes", .name = "oomctl_scopes",
-		.what = "the policy scope map", .type = BPF_MAP_TYPE_ARRAY,
-		.key_size = sizeof(uint32_t),
-		.value_size = sizeof(struct oom_policy_scope),
-		.max_entries = OOM_POLICY_SCOPES_MAX,
-	};
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t;
 
-	return state_map_get(&def, create);
-}
-
-/* Whether @meta's policy takes precedence in its scope: it kills, scoped */
-static bool scope_counts(const struct policy_meta *meta)
-{
-	return (meta->hooks & HOOK_OOM) && !(meta->flags & POLICY_DRY_RUN) &&
-	       meta->scope_id > 1;
+	if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS || !btf)
+		return false;
+	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
+	return t && !strcmp(btf__name_by_offset(btf, t->name_off), "bpf_oom_ops");
 }
 
 /*
- * Make the scope map say what the registry says: free the slots of policies
- * that are gone (a detach, or an oomctl that died half-way), add the scoped
- * policies that lack one. A slot keeps its policy while it stays attached,
- * so a policy running meanwhile never misses one that stays. 0 or -errno,
- * reported.
+ * The recorder names a cgroup policy's kills by the cgroup the kernel says
+ * it is attached to: tell it the policy's cookie there (@cookie 0: forget
+ * it, if it is still @meta's).
  */
-static int scopes_sync(void)
+static void policy_cgroup_set(const struct policy_meta *meta, bool attached)
 {
-	struct oom_policy_scope slots[OOM_POLICY_SCOPES_MAX] = {}, none = {};
-	struct policy_meta *metas;
-	bool have[REGISTRY_MAX] = {};
-	int fd, n, err = 0;
-	uint32_t key;
+	uint64_t cgid = meta->scope_id ?: 1, cookie;
+	int fd = state_map_fd("policy_cgroups");
 
-	n = registry_list(&metas);
-	if (n < 0)
-		return n;
-	fd = scopes_fd(false);
-	if (fd < 0) {
-		bool needed = false;
-
-		for (int i = 0; i < n; i++)
-			needed |= scope_counts(&metas[i]);
-		/* no map and nothing to put in it: done */
-		fd = needed ? scopes_fd(true) : 0;
-		if (!needed || fd < 0) {
-			free(metas);
-			return needed ? fd : 0;
-		}
-	}
-	for (key = 0; key < OOM_POLICY_SCOPES_MAX; key++) {
-		bool keep = false;
-
-		if (bpf_map_lookup_elem(fd, &key, &slots[key]) || !slots[key].cookie)
-			continue;
-		for (int i = 0; i < n; i++)
-			if (scope_counts(&metas[i]) &&
-			    metas[i].cookie == slots[key].cookie &&
-			    metas[i].scope_id == slots[key].scope_id) {
-				have[i] = keep = true;
-				break;
-			}
-		if (keep)
-			continue;
-		if (bpf_map_update_elem(fd, &key, &none, BPF_ANY)) {
-			err = -errno;
-			goto out;
-		}
-		slots[key] = none;
-	}
-	for (int i = 0; i < n; i++) {
-		struct oom_policy_scope slot = {
-			.cookie = metas[i].cookie, .scope_id = metas[i].scope_id,
-		};
-
-		if (!scope_counts(&metas[i]) || have[i])
-			continue;
-		for (key = 0; key < OOM_POLICY_SCOPES_MAX && slots[key].cookie; key++)
-			;
-		if (key == OOM_POLICY_SCOPES_MAX) {
-			err = -ENOSPC;
-			p_err("more than %d scoped policies are attached",
-			      OOM_POLICY_SCOPES_MAX);
-			goto out_reported;
-		}
-		if (bpf_map_update_elem(fd, &key, &slot, BPF_ANY)) {
-			err = -errno;
-			goto out;
-		}
-		slots[key] = slot;
-	}
-out:
-	if (err)
-		p_err("cannot update the policy scope map: %s", strerror(-err));
-out_reported:
+	if (fd < 0)
+		return;
+	if (attached)
+		bpf_map_update_elem(fd, &cgid, &meta->cookie, BPF_ANY);
+	else if (!bpf_map_lookup_elem(fd, &cgid, &cookie) &&
+		 cookie == meta->cookie)
+		bpf_map_delete_elem(fd, &cgid);
 	close(fd);
-	free(metas);
-	return err;
 }
 
-/*
- * Make the object's maps of the event log (oom_events.bpf.h) and of scope
- * precedence (oom_scope.bpf.h) the pinned ones. 0 or -errno, reported.
- */
-static int share_maps(struct bpf_object *obj)
+/* Make the object's maps of the event log (oom_events.bpf.h) the pinned ones */
+static void share_maps(struct bpf_object *obj)
 {
 	static const char * const logs[][2] = {
 		{ "oom_events", "events" }, { "oom_events_head", "events_head" },
 	};
 	struct bpf_map *map;
-	int fd, err;
+	int fd;
 
 	for (int i = 0; i < 2; i++) {
 		map = bpf_object__find_map_by_name(obj, logs[i][0]);
@@ -235,20 +167,6 @@ static int share_maps(struct bpf_object *obj)
 			close(fd);
 		}
 	}
-
-	/* Without the shared map a policy would never defer: refuse */
-	map = bpf_object__find_map_by_name(obj, "oom_policy_scopes");
-	if (!map)
-		return 0;
-	fd = scopes_fd(true);
-	if (fd < 0)
-		return fd;
-	err = bpf_map__reuse_fd(map, fd);
-	close(fd);
-	if (err)
-		p_err("the object's oom_policy_scopes is not oom_scope.bpf.h's: %s",
-		      strerror(-err));
-	return err;
 }
 
 static void unpin_policy(const char *name)
@@ -339,14 +257,74 @@ static void bpf_stats_enable(void)
 	close(fd);
 }
 
+/* The id of the program @fd, or 0 */
+static uint32_t policy_prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/*
+ * Attach the cgroup policy @map to @scope's cgroup (the root, i.e. the
+ * whole machine, for NULL) and pin its link in @dir. 0 or -errno, reported.
+ */
+static int attach_ops(struct bpf_map *map, const struct cgroup_ref *scope,
+		      const char *dir, uint32_t *link_id)
+{
+	LIBBPF_OPTS(bpf_struct_ops_opts, ops_opts);
+	char pin[PATH_MAX + 64];
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_link *link;
+	int fd = -1, err;
+
+	if (scope) {
+		fd = open(scope->fspath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			p_err("cannot open %s: %s", scope->fspath, strerror(errno));
+			return err;
+		}
+		ops_opts.flags = BPF_F_CGROUP_FD;
+		ops_opts.target_fd = fd;
+	}
+	link = bpf_map__attach_struct_ops_opts(map, &ops_opts);
+	err = link ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err == -EBUSY) {
+		p_err("%s has a policy attached already (oomctl policy list): one a cgroup",
+		      scope ? scope->path : "the root cgroup");
+		return err;
+	}
+	if (err) {
+		p_err("cannot attach %s: %s", bpf_map__name(map), strerror(-err));
+		return err;
+	}
+	snprintf(pin, sizeof(pin), "%s/%s", dir, bpf_map__name(map));
+	err = bpf_link__pin(link, pin);
+	if (!err && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
+		*link_id = *link_id ?: info.id;
+	/* The pin holds the link now; closing our fd must not detach */
+	if (!err)
+		bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	if (err)
+		p_err("cannot pin %s: %s", pin, strerror(-err));
+	return err;
+}
+
 int policy_attach(const struct policy_attach_opts *opts)
 {
 	struct policy_meta meta = {};
 	char dir[PATH_MAX], pin[PATH_MAX + 64];
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
+	struct bpf_map *map;
 	struct timespec now;
-	int err, reg = -1, names, nprogs = 0;
+	int err, reg = -1, names, nprogs = 0, nops = 0;
 	uint32_t link_id = 0, prog_id = 0;
 
 	err = state_init() ?: state_lock() ?: recorder_ensure();
@@ -369,22 +347,31 @@ int policy_attach(const struct policy_attach_opts *opts)
 		meta.hooks |= hook;
 		nprogs += hook != 0;
 	}
+	bpf_object__for_each_map(map, obj)
+		nops += oom_ops_map(obj, map);
 	if (!nprogs) {
-		p_err("%s has no fmod_ret program for bpf_handle_out_of_memory or bpf_handle_psi_event",
+		p_err("%s has no struct bpf_oom_ops, nor an fmod_ret program for bpf_handle_out_of_memory or bpf_handle_psi_event",
 		      opts->file ?: meta.name);
 		err = -EINVAL;
 		goto out;
 	}
 	if (opts->scope) {
+		/* A cgroup policy is attached there; the policy may read it too */
 		err = set_rodata(obj, "scope_cgroup_id", &opts->scope->id,
 				 sizeof(uint64_t));
-		if (err) {
-			p_err("%s cannot be scoped: it has no 'const volatile __u64 scope_cgroup_id'",
+		if (err && !nops) {
+			p_err("%s cannot be scoped: it has no struct bpf_oom_ops and no 'const volatile __u64 scope_cgroup_id'",
 			      meta.name);
 			goto out;
 		}
 		meta.scope_id = opts->scope->id;
 	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	meta.attach_time_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	/* Never reused, so old log records and kill counts stay with theirs */
+	meta.cookie = meta.attach_time_ns;
+	/* What its dry-run records carry (oom_events.bpf.h); optional */
+	set_rodata(obj, "policy_cookie", &meta.cookie, sizeof(meta.cookie));
 	if (opts->dry_run) {
 		bool yes = true;
 
@@ -396,9 +383,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 		}
 		meta.flags |= POLICY_DRY_RUN;
 	}
-	err = share_maps(obj);
-	if (err)
-		goto out;
+	share_maps(obj);
 
 	err = bpf_object__load(obj);
 	if (err) {
@@ -420,11 +405,6 @@ int policy_attach(const struct policy_attach_opts *opts)
 	} else {
 		snprintf(meta.source, sizeof(meta.source), "built-in");
 	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	meta.attach_time_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
-	/* Never reused, so old log records and kill counts stay with theirs */
-	meta.cookie = meta.attach_time_ns;
-
 	state_path(dir, sizeof(dir), "policy");
 	mkdir(dir, 0700);
 	state_path(dir, sizeof(dir), "policy/%s", meta.name);
@@ -441,6 +421,18 @@ int policy_attach(const struct policy_attach_opts *opts)
 
 		if (!prog_hook(prog))
 			continue;
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_STRUCT_OPS) {
+			/* Attached by its map below; pinned for its run count */
+			snprintf(pin, sizeof(pin), "%s/prog-%s", dir,
+				 bpf_program__name(prog));
+			err = bpf_program__pin(prog, pin);
+			if (err) {
+				p_err("cannot pin %s: %s", pin, strerror(-err));
+				goto unpin;
+			}
+			prog_id = prog_id ?: policy_prog_id(bpf_program__fd(prog));
+			continue;
+		}
 		link = bpf_program__attach_trace_opts(prog, &trace_opts);
 		if (!link) {
 			err = -errno;
@@ -455,27 +447,30 @@ int policy_attach(const struct policy_attach_opts *opts)
 			prog_id = prog_id ?: info.prog_id;
 		}
 		/* The pin holds the link now; closing our fd must not detach */
-		bpf_link__disconnect(link);
+		if (!err)
+			bpf_link__disconnect(link);
 		bpf_link__destroy(link);
 		if (err) {
 			p_err("cannot pin %s: %s", pin, strerror(-err));
 			goto unpin;
 		}
 	}
+	bpf_object__for_each_map(map, obj) {
+		if (!oom_ops_map(obj, map))
+			continue;
+		err = attach_ops(map, opts->scope, dir, &link_id);
+		if (err)
+			goto unpin;
+	}
+	if (nops)
+		meta.flags |= POLICY_CGROUP_OPS;
 	if (bpf_map_update_elem(reg, meta.name, &meta, BPF_NOEXIST)) {
 		err = -errno;
 		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
 		goto unpin;
 	}
-	/*
-	 * Only now may older policies defer to it. Attached and not yet in
-	 * the scope map, it already runs first: it is the newest.
-	 */
-	err = scopes_sync();
-	if (err) {
-		bpf_map_delete_elem(reg, meta.name);
-		goto unpin;
-	}
+	if (nops)
+		policy_cgroup_set(&meta, true);
 	names = policy_names_fd(true);
 	if (names >= 0) {
 		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
@@ -525,9 +520,7 @@ int policy_detach(const char *name)
 	}
 	if (reg >= 0)
 		close(reg);
-	/* Gone from the registry: policies no longer defer to it */
-	if (!err)
-		err = scopes_sync();
+	policy_cgroup_set(&meta, false);
 	if (!err) {
 		out_str("detached", "detached policy %s", name);
 		out_newline();

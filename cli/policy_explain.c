@@ -41,11 +41,11 @@ static const struct {
 #define EXPLAIN_RING_SIZE	(4U << 20)
 
 /* Maps of the object that explain must not share with the attached policy:
- * the event log (explain writes none, so they are made small), its own
- * ring, and the scope map, which is oomctl's pinned one (share_scopes()) */
+ * the event log (explain writes none, so they are made small) and its own
+ * ring */
 static const char *const unshared_maps[] = {
 	"oom_events", "oom_events_head", "oom_path_scratch", "explain_records",
-	"oom_policy_scopes", NULL,
+	NULL,
 };
 static const char *const log_maps[] = {
 	"oom_events", "oom_events_head", "oom_path_scratch", NULL,
@@ -157,23 +157,6 @@ static bool share_attached_maps(struct bpf_object *obj, const char *name)
 	return shared;
 }
 
-/* The pinned scope precedence map, so that explain sees the scoped
- * policies the hook would defer to (attached or not) */
-static void share_scopes(struct bpf_object *obj)
-{
-	struct bpf_map *map = bpf_object__find_map_by_name(obj,
-							   "oom_policy_scopes");
-	int fd;
-
-	if (!map)
-		return;
-	fd = state_map_fd("policy_scopes");
-	if (fd >= 0) {
-		bpf_map__reuse_fd(map, fd);
-		close(fd);
-	}
-}
-
 /* Open @e's object: built-in by name, or the file it was attached from */
 static int explain_open(struct explained *e, struct bpf_object **objp)
 {
@@ -247,7 +230,10 @@ static int explain_run(struct explained *e)
 			bpf_map__set_max_entries(map, 1);	/* unused: small */
 	if (e->attached)
 		e->state = share_attached_maps(obj, e->name);
-	share_scopes(obj);
+	/* Explain runs alone: no struct_ops map is registered */
+	bpf_object__for_each_map(map, obj)
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
+			bpf_map__set_autocreate(map, false);
 
 	err = bpf_object__load(obj);
 	if (err) {
@@ -460,6 +446,73 @@ static void explained_free(struct explained *e)
 	e->nr = e->cap = 0;
 }
 
+/* Whether the cgroup @inner is @outer or below it (0 and 1: the root) */
+static bool cgroup_holds(uint64_t outer, uint64_t inner)
+{
+	char po[PATH_MAX], pi[PATH_MAX];
+	size_t n;
+
+	if (outer <= 1)
+		return true;
+	if (inner <= 1)
+		return false;
+	cgroup_path_of_id(outer, po, sizeof(po));
+	cgroup_path_of_id(inner, pi, sizeof(pi));
+	n = strlen(po);
+	return !strncmp(po, pi, n) && (pi[n] == '\0' || pi[n] == '/');
+}
+
+/*
+ * Whether the kernel asks another attached policy that kills before @p, for
+ * an OOM in @oom_id: a cgroup policy on the OOM's path deeper than @p's (any
+ * cgroup policy on it, if @p is on the OOM hook).
+ */
+static bool asked_before(const struct policy_meta *metas, int n,
+			 const struct policy_meta *p, uint64_t oom_id)
+{
+	for (int i = 0; i < n; i++) {
+		const struct policy_meta *q = &metas[i];
+
+		if (!strcmp(q->name, p->name) || !(q->hooks & HOOK_OOM) ||
+		    q->flags & POLICY_DRY_RUN || !(q->flags & POLICY_CGROUP_OPS) ||
+		    !cgroup_holds(q->scope_id ?: 1, oom_id ?: 1))
+			continue;
+		if (!(p->flags & POLICY_CGROUP_OPS))
+			return true;
+		if ((q->scope_id ?: 1) != (p->scope_id ?: 1) &&
+		    cgroup_holds(p->scope_id, q->scope_id ?: 1))
+			return true;
+	}
+	return false;
+}
+
+static int cgroup_depth(uint64_t id)
+{
+	char path[PATH_MAX];
+	int depth = 0;
+
+	if (id <= 1)
+		return 0;
+	for (const char *c = cgroup_path_of_id(id, path, sizeof(path)); *c; c++)
+		depth += *c == '/';
+	return depth;
+}
+
+/* The kernel's order: cgroup policies deepest first, then the OOM hook's
+ * programs, newest first */
+static int kernel_order(const void *a, const void *b)
+{
+	const struct policy_meta *x = a, *y = b;
+	int ox = !!(x->flags & POLICY_CGROUP_OPS), oy = !!(y->flags & POLICY_CGROUP_OPS);
+
+	if (ox != oy)
+		return oy - ox;
+	if (ox && cgroup_depth(x->scope_id) != cgroup_depth(y->scope_id))
+		return cgroup_depth(y->scope_id) - cgroup_depth(x->scope_id);
+	return x->attach_time_ns < y->attach_time_ns ? 1 :
+	       x->attach_time_ns > y->attach_time_ns ? -1 : 0;
+}
+
 int policy_explain(const struct policy_explain_opts *opts)
 {
 	struct policy_meta *metas = NULL, meta;
@@ -504,6 +557,12 @@ int policy_explain(const struct policy_explain_opts *opts)
 		}
 		e.args.oom_cgroup_id = oom_id;
 		e.args.scope_id = e.scope_id;
+		if (e.attached) {
+			n = registry_list(&metas);
+			e.args.deeper = n > 0 && asked_before(metas, n, &meta, oom_id);
+			free(metas);
+			metas = NULL;
+		}
 		err = explain_run(&e);
 		if (err) {
 			p_err("%s", e.why);
@@ -528,8 +587,8 @@ int policy_explain(const struct policy_explain_opts *opts)
 		return n;
 	out_str("oom", "OOM: %s\n", oom_id ? opts->oom->path : "system-wide");
 	out_open_array("policies");
-	/* fmod_ret programs run newest first */
-	for (int i = n - 1; i >= 0; i--) {
+	qsort(metas, n, sizeof(*metas), kernel_order);
+	for (int i = 0; i < n; i++) {
 		const char *status = NULL;
 
 		if (!(metas[i].hooks & HOOK_OOM))
@@ -543,6 +602,7 @@ int policy_explain(const struct policy_explain_opts *opts)
 		e.scope_id = metas[i].scope_id;
 		e.args.oom_cgroup_id = oom_id;
 		e.args.scope_id = e.scope_id;
+		e.args.deeper = asked_before(metas, n, &metas[i], oom_id);
 		if (actor || unknown)
 			status = "not reached";
 		err = explain_run(&e);

@@ -115,7 +115,7 @@ cat >$d/half.conf <<CONF
 policy attach largest-leaf scope /apply/b
 policy attach $d/ll2.bpf.o dry-run
 psi add /apply/b full 200ms 2s
-policy attach oomd
+policy attach oomd scope /apply/a
 psi add /apply/a full 100ms 1s
 policy attach $d/bad.bpf.o
 CONF

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Several OOM policies at once (issue 9, item k): whatever the attach order,
-# the policy with the deepest scope that holds the OOM decides, and one OOM
-# kills once. Policies on the hook run newest first; the built-in ones
-# defer to an attached policy scoped strictly deeper (oomctl's pinned
-# policy_scopes map, bpf/oom_scope.bpf.h). And a policy whose kill the
-# kernel refuses (item j): the kernel's killer acts and the log says so.
+# Several OOM policies at once: whatever the attach order, the policy with
+# the deepest scope that holds the OOM decides, and one OOM kills once. The
+# built-in policies are cgroup policies (struct bpf_oom_ops), one a cgroup:
+# the kernel asks them from the OOM's cgroup up to the root, until one
+# kills. And a policy whose kill the kernel refuses (item j): the kernel's
+# killer acts and the log says so.
 # Usage (in the guest): oomctl_precedence.sh BUILD_DIR
 set -u
 build=${1:?usage: oomctl_precedence.sh BUILD_DIR}
@@ -47,12 +47,6 @@ one_oom() {
 	CHOSEN_BY=$(oomctl -j event list | jq -r '[.events[] | select(.type == "kill")] | last | .chosen_by')
 }
 
-# used_slots: policies in the scope map
-used_slots() {
-	bpftool -j map dump pinned $pins/policy_scopes |
-		jq '[.[] | select([.value[]] | map(select(. != "0x00")) | length > 0)] | length'
-}
-
 # expect WHAT VICTIM CHOSEN_BY CGROUP: one OOM in CGROUP kills VICTIM once
 expect() {
 	one_oom "$4"
@@ -68,29 +62,28 @@ detach_all() {
 	done
 }
 
-# --- the order: newest first, whatever the scope ----------------------------
-# Both system-wide: nothing defers, so the newer one decides.
-oomctl policy attach oomd >/dev/null && oomctl policy attach largest-leaf >/dev/null
-expect "largest-leaf attached after oomd, both system-wide" big largest-leaf /prec/b
-detach_all
-oomctl policy attach largest-leaf >/dev/null && oomctl policy attach oomd >/dev/null
-expect "oomd attached after largest-leaf, both system-wide" small oomd /prec/b
+# --- one policy a cgroup ------------------------------------------------------
+oomctl policy attach oomd >/dev/null
+check "a second system-wide policy is refused: the root has one" \
+	refused "Error: the root cgroup has a policy attached already (oomctl policy list): one a cgroup" \
+	oomctl policy attach largest-leaf
+check "...and nothing of it stays attached" \
+	test "$(oomctl -j policy list | jq '.policies | length')" = 1
+expect "the system-wide oomd decides" small oomd /prec/b
 detach_all
 
 # --- a scoped policy against a system-wide one, in both orders ---------------
 oomctl policy attach largest-leaf >/dev/null
 check "attach oomd scope /prec/b after a system-wide largest-leaf" \
 	oomctl policy attach oomd scope /prec/b
-check "the scope map holds oomd's scope" test "$(used_slots)" = 1
 expect "oomd scoped, attached last" small oomd /prec/b
 detach_all
-check "detaching frees its slot" test "$(used_slots)" = 0
 
 oomctl policy attach oomd scope /prec/b >/dev/null
 oomctl policy attach largest-leaf >/dev/null
 expect "oomd scoped, attached first" small oomd /prec/b
-check "largest-leaf ran and left the OOM to oomd" \
-	json '.runs >= 1 and .kills == 0' oomctl -j policy show largest-leaf
+check "largest-leaf was not asked: oomd killed first" \
+	json '.runs == 0 and .kills == 0' oomctl -j policy show largest-leaf
 expect "an OOM outside oomd's scope" other largest-leaf /prec
 detach_all
 
@@ -107,7 +100,6 @@ detach_all
 # --- nested scopes: /prec and /prec/b ----------------------------------------
 oomctl policy attach oomd scope /prec/b >/dev/null
 oomctl policy attach largest-leaf scope /prec >/dev/null
-check "two scoped policies, two slots" test "$(used_slots)" = 2
 expect "nested: oomd /prec/b first, largest-leaf /prec last" small oomd /prec/b
 expect "nested: an OOM in /prec is largest-leaf's" other largest-leaf /prec
 detach_all
@@ -120,7 +112,7 @@ oomctl policy attach largest-leaf scope /prec/b >/dev/null
 expect "nested: largest-leaf /prec/b under oomd /prec" big largest-leaf /prec/b
 detach_all
 
-# --- a user's copy of a built-in defers the same way --------------------------
+# --- a user's copy of a built-in is a cgroup policy too -----------------------
 cp "$build/bpf/largest_leaf.bpf.o" /tmp/myleaf.bpf.o
 oomctl policy attach oomd scope /prec/b >/dev/null
 oomctl policy attach /tmp/myleaf.bpf.o >/dev/null
@@ -130,21 +122,23 @@ detach_all
 # --- what takes no precedence -------------------------------------------------
 oomctl policy attach oomd scope /prec/b dry-run >/dev/null
 oomctl policy attach largest-leaf >/dev/null
-check "a dry-run policy takes no slot" test "$(used_slots)" = 0
-expect "a deeper dry-run policy does not make others defer" big largest-leaf /prec/b
+expect "a deeper dry-run policy kills nothing: the next one up decides" big largest-leaf /prec/b
 detach_all
 
-# The deeper policy finds nothing: the kernel's killer acts, not the other
+# The deeper policy finds nothing: the kernel asks the next policy up
 setfattr -n user.oomd_omit -v 1 $CG/prec/b/small
 oomctl policy attach oomd scope /prec/b >/dev/null
 oomctl policy attach largest-leaf >/dev/null
-expect "the deeper policy frees nothing" big "the kernel's OOM killer" /prec/b
+expect "the deeper policy frees nothing: the root's decides" big largest-leaf /prec/b
+check "oomd was asked first" json '.runs >= 1 and .kills == 0' oomctl -j policy show oomd
+detach_all
+oomctl policy attach oomd scope /prec/b >/dev/null
+expect "with no policy above it, the kernel's killer acts" big "the kernel's OOM killer" /prec/b
 setfattr -x user.oomd_omit $CG/prec/b/small
+oomctl policy attach largest-leaf >/dev/null
 check "detach the deeper policy" oomctl policy detach oomd
-check "its slot is free" test "$(used_slots)" = 0
 expect "the system-wide policy handles /prec/b again" big largest-leaf /prec/b
 check "attaching a name twice fails" fails oomctl policy attach largest-leaf scope /prec/b
-check "...and takes no slot" test "$(used_slots)" = 0
 detach_all
 cg_remove /prec
 

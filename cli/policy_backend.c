@@ -130,7 +130,7 @@ static bool oom_ops_map(const struct bpf_object *obj, const struct bpf_map *map)
 
 /*
  * The recorder names a cgroup policy's kills by the cgroup the kernel says
- * it is attached to: tell it the policy's cookie there (@cookie 0: forget
+ * it is attached to: tell it the policy's cookie there (!@attached: forget
  * it, if it is still @meta's).
  */
 static void policy_cgroup_set(const struct policy_meta *meta, bool attached)

@@ -37,6 +37,8 @@ void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
 int bpf_psi_create_trigger(u64 cgroup_id, int state, u32 threshold_us,
 			   u32 window_us) __ksym;
 int bpf_psi_destroy_trigger(int id) __ksym;
+int bpf_psi_ops_create_trigger(struct bpf_psi *psi, u64 cgroup_id, int state,
+			       u32 threshold_us, u32 window_us) __ksym;
 
 /* Generic kfuncs of 6.12 */
 void bpf_rcu_read_lock(void) __ksym;

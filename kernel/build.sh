@@ -12,7 +12,8 @@
 # CACHE_DIR/linux-src          git repo of the extracted linux-source-6.12, tag "base" = pristine
 # CACHE_DIR/linux-build        O= build dir: arch/x86/boot/bzImage, vmlinux, vmlinux.h
 # CACHE_DIR/linux-build-debug  the same with --debug: bpf-oom-debug.config on top
-#                              (lockdep, RCU and list checks, hang detectors)
+#                              (lockdep, RCU and list checks, hang detectors,
+#                              KASAN, the cgroup v1 memory controller)
 # CACHE_DIR/linux-build-pristine  --pristine: the production config without
 #                              the series (from the worktree linux-pristine-src),
 #                              for comparisons; nothing builds it by default
@@ -196,7 +197,7 @@ required=(SMP ACPI X86_MPPARSE VM_EVENT_COUNTERS BPF_SYSCALL BPF_JIT DEBUG_INFO_
 	DYNAMIC_FTRACE_WITH_DIRECT_CALLS FUNCTION_TRACER BPF_EVENTS MEMCG PSI CGROUP_BPF
 	9P_FS VIRTIO_CONSOLE DEBUG_ATOMIC_SLEEP BPF_LSM)
 [ "$flavour" != -debug ] || required+=(PROVE_LOCKING PROVE_RCU DEBUG_LIST BUG_ON_DATA_CORRUPTION
-	DETECT_HUNG_TASK SOFTLOCKUP_DETECTOR)
+	DETECT_HUNG_TASK SOFTLOCKUP_DETECTOR KASAN KASAN_GENERIC MEMCG_V1)
 missing=""
 for opt in "${required[@]}"; do
 	grep -qx "CONFIG_$opt=y" "$out/.config" || missing="$missing CONFIG_$opt"

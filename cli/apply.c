@@ -119,7 +119,7 @@ static int read_triggers(struct ktrig **ksp)
 {
 	FILE *f = fopen(BPF_TRIGGERS, "re");
 	struct ktrig *ks = NULL, *grown, k = {};
-	char line[256], res[16], kind[8];
+	char line[256], res[16], kind[8], owner[32];
 	int n = 0;
 
 	*ksp = NULL;
@@ -133,8 +133,13 @@ static int read_triggers(struct ktrig **ksp)
 		enum psi_stall type;
 		unsigned long cg, stall, window;
 
-		if (sscanf(line, "%u %lu %15s %7s %lu %lu", &k.id, &cg, res,
-			   kind, &stall, &window) != 6 || strcmp(res, "memory") ||
+		unsigned long events;
+
+		/* A PSI handler's own triggers are not the configuration's */
+		strcpy(owner, "-");
+		if (sscanf(line, "%u %lu %15s %7s %lu %lu %lu %31s", &k.id, &cg,
+			   res, kind, &stall, &window, &events, owner) < 6 ||
+		    strcmp(res, "memory") || strcmp(owner, "-") ||
 		    parse_psi_stall(kind, &type))
 			continue;
 		grown = realloc(ks, (n + 1) * sizeof(*ks));

@@ -140,6 +140,8 @@ struct kernel_trigger {
 	uint64_t threshold_us;
 	uint64_t window_us;
 	uint64_t events;
+	/* The bpf_psi_ops handler that owns it, "" for a tool's (oomctl's) */
+	char owner[32];
 };
 int kernel_triggers_read(struct kernel_trigger **trsp);	/* psi_backend.c */
 
@@ -149,6 +151,8 @@ struct policy_stats {
 	uint32_t prog_id;
 	uint32_t link_id;
 	uint64_t runs;
+	/* Runs the trampoline's per-CPU recursion guard dropped (hook programs) */
+	uint64_t missed;
 	uint64_t kills;
 };
 void policy_stats(const struct policy_meta *meta, struct policy_stats *st);

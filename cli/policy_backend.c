@@ -542,8 +542,10 @@ void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
 
 		st->link_id = st->link_id ?: link_ids[i];
 		st->prog_id = st->prog_id ?: prog_ids[i];
-		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
+		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
 			st->runs += pi.run_cnt;
+			st->missed += pi.recursion_misses;
+		}
 		if (pfd >= 0)
 			close(pfd);
 	}
@@ -632,6 +634,7 @@ int policy_show(const char *name)
 		cgroup_path_of_id(meta.scope_id, buf, sizeof(buf)) : "system");
 	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
 	out_u64("runs", "runs:      %s\n", st.runs);
+	out_u64("missed", "missed:    %s\n", st.missed);
 	out_u64("kills", "kills:     %s\n", st.kills);
 	return 0;
 }

@@ -81,10 +81,16 @@ int kernel_triggers_read(struct kernel_trigger **trsp)
 		}
 		t = &trs[n];
 
-		if (sscanf(line, "%d %lu %15s %7s %lu %lu %lu", &t->id,
+		/* The owner column is absent before bpf_psi_ops, "-" for none */
+		strcpy(t->owner, "-");
+		if (sscanf(line, "%d %lu %15s %7s %lu %lu %lu %31s", &t->id,
 			   &t->cgroup_id, t->resource, t->kind,
-			   &t->threshold_us, &t->window_us, &t->events) == 7)
+			   &t->threshold_us, &t->window_us, &t->events,
+			   t->owner) >= 7) {
+			if (!strcmp(t->owner, "-"))
+				t->owner[0] = '\0';
 			n++;
+		}
 	}
 	fclose(f);
 	*trsp = trs;
@@ -178,6 +184,8 @@ static const struct col list_cols[] = {
 	{ "stall_us", "STALL", COL_USEC, 0, "stall time that fires it" },
 	{ "window_us", "WINDOW", COL_USEC, 0, "the window of the stall" },
 	{ "events", "EVENTS", COL_U64, 0, "times it fired" },
+	{ "owner", "OWNER", COL_STR, 0,
+	  "the PSI handler (bpf_psi_ops) it belongs to, - for a tool's" },
 };
 
 const struct listing psi_listing = {
@@ -204,6 +212,7 @@ int psi_list(void)
 		table_usec(t, trs[i].threshold_us);
 		table_usec(t, trs[i].window_us);
 		table_u64(t, trs[i].events);
+		table_str(t, trs[i].owner[0] ? trs[i].owner : "-");
 	}
 	table_close(t);
 	free(trs);
@@ -234,6 +243,15 @@ int psi_del(const struct psi_del_opts *opts)
 		if (opts->cg ? trs[i].cgroup_id != opts->cg->id :
 			       (uint32_t)trs[i].id != opts->id)
 			continue;
+		/* A handler's trigger goes with the handler, never by id */
+		if (trs[i].owner[0]) {
+			if (opts->cg)
+				continue;
+			p_err("trigger %d belongs to the PSI handler %s: it goes when that handler detaches",
+			      trs[i].id, trs[i].owner);
+			err = -EBUSY;
+			break;
+		}
 		err = run_trigger_prog(skel->progs.psi_trigger_destroy, &args);
 		if (err)
 			break;

@@ -84,29 +84,6 @@ static struct bpf_link *attach(const char *name, const char *cg)
 	return link;
 }
 
-/* Whether the kernel's log has a line with @needle */
-static bool kmsg_has(const char *needle)
-{
-	char rec[2048];
-	bool found = false;
-	ssize_t n;
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-
-	if (fd < 0)
-		return false;
-	while (!found && (n = read(fd, rec, sizeof(rec) - 1)) != 0) {
-		if (n < 0) {
-			if (errno == EPIPE)	/* overwritten: read on */
-				continue;
-			break;
-		}
-		rec[n] = '\0';
-		found = strstr(rec, needle);
-	}
-	close(fd);
-	return found;
-}
-
 /* A hog of 150M in @cg (memory.max 100M) is killed; by whom is the stats' */
 static void oom_in(const char *cg)
 {

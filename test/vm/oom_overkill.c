@@ -8,15 +8,18 @@
  * asked first on each of those retries, and one that picks the largest task
  * not yet a victim (progs/greedy_hook.bpf.c) killed again each time.
  *
- * The episode runs with no policy, then with that policy on the OOM hook:
- * both must count one oom_kill in memory.events and leave two hogs alive
- * with all their memory.
+ * The episode runs with no policy, then with that policy on the OOM hook,
+ * then with one that kills and returns 0 (progs/kill_return0.bpf.c, issue
+ * 19 i): each must count one oom_kill in memory.events and leave two hogs
+ * alive with all their memory, and the kernel must not look for a victim
+ * of its own after that policy killed.
  */
 #include <stdio.h>
 #include <bpf/libbpf.h>
 
 #include "scenario.h"
 #include "greedy_hook.skel.h"
+#include "kill_return0.skel.h"
 
 #define CG "overkill"
 #define NR_HOGS 3
@@ -53,6 +56,7 @@ static long episode(const char *what)
 int main(void)
 {
 	struct greedy_hook_bpf *skel;
+	struct kill_return0_bpf *r0;
 	struct bpf_link *link;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -77,6 +81,18 @@ int main(void)
 
 	bpf_link__destroy(link);
 	greedy_hook_bpf__destroy(skel);
+
+	/* The kernel goes by the kill, whatever the policy returned */
+	r0 = kill_return0_bpf__open_and_load();
+	if (!r0 || kill_return0_bpf__attach(r0))
+		bail("cannot load and attach progs/kill_return0.bpf.c");
+	episode("a policy that kills and returns 0");
+	check(r0->bss->kills >= 1, "the policy killed (%u of its %u runs did)",
+	      r0->bss->kills, r0->bss->runs);
+	check(r0->bss->kills >= 1 && !r0->bss->evaluated_after_kill,
+	      "the kernel selected no victim after its kill (it looked at %u tasks)",
+	      r0->bss->evaluated_after_kill);
+	kill_return0_bpf__destroy(r0);
 	cg_destroy(CG);
 	return checks_done();
 }

@@ -37,6 +37,9 @@ check "an OOM invocation by allocation is logged" \
 check "policy list counts one kill" json '.policies[0].kills == 1' oomctl -j policy list
 check "policy list counts its runs" json '.policies[0].runs >= 1' oomctl -j policy list
 check "policy show has the details" bash -c "'$OOMCTL' policy show largest-leaf | grep -q 'kills: *1'"
+# A cgroup policy (struct_ops) runs without the trampoline's recursion guard
+check "policy show counts no run dropped by the recursion guard" \
+	json '.missed == 0 and .runs >= 1' oomctl -j policy show largest-leaf
 check "memory.events of cg4: oom_kill 1" grep -qx "oom_kill 1" $CG/oomtest/cg3/cg4/memory.events
 # The policy's message is its own; the name in parentheses is the kernel's:
 # the name the policy registered and the cgroup it is attached to (the root)

@@ -21,6 +21,11 @@
  *   --no-handler      the fd triggers and a kernel-owned trigger on cg2, no
  *                     handler: nothing is killed, and the kernel queues no
  *                     work for the hook
+ *   --rfc OBJ         --system-trigger with the RFC's own handler (its
+ *                     progs/test_psi.c, built unchanged) instead of ours: a
+ *                     kernel-owned trigger has no pressure file (t->of is
+ *                     NULL), for which that program declares a system-wide
+ *                     OOM
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -155,13 +160,16 @@ static int watch(struct hog *hogs, const int *fds, int *fired, int ms,
 int main(int argc, char **argv)
 {
 	const char *arg = argc > 1 ? argv[1] : "";
+	const char *rfc = argc > 2 && !strcmp(arg, "--rfc") ? argv[2] : NULL;
 	enum mode mode = !strcmp(arg, "--kernel-trigger") ? KERNEL_TRIGGER :
-			 !strcmp(arg, "--system-trigger") ? SYSTEM_TRIGGER :
+			 !strcmp(arg, "--system-trigger") || rfc ? SYSTEM_TRIGGER :
 			 !strcmp(arg, "--no-handler") ? NO_HANDLER :
 			 !strcmp(arg, "--fd-trigger") ? FD_TRIGGER : -1;
 	bool in_kernel = mode == KERNEL_TRIGGER || mode == SYSTEM_TRIGGER;
 	bool kernel_trig = in_kernel || mode == NO_HANDLER;
 	struct psi_declare_bpf *skel = NULL;
+	struct bpf_object *rfc_obj = NULL;
+	struct bpf_link *rfc_link = NULL;
 	struct psi_trigger_bpf *trig = NULL;
 	struct psi_work_probe_bpf *probe;
 	int fds[2] = { -1, -1 }, id = 0, victim, fired, watched_ms;
@@ -170,7 +178,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((int)mode < 0)
-		bail("usage: psi_declare --fd-trigger | --kernel-trigger | --system-trigger | --no-handler");
+		bail("usage: psi_declare --fd-trigger | --kernel-trigger | --system-trigger | --no-handler | --rfc OBJ");
 	/* A system-wide OOM must take a hog, not this process */
 	if (write_file("/proc/self/oom_score_adj", "-1000"))
 		bail("cannot protect this process from the OOM killer");
@@ -182,7 +190,15 @@ int main(int argc, char **argv)
 		bail("cannot set up the cgroups under /sys/fs/cgroup/" TOP);
 	cg_write(TOP "/cg2", "memory.swap.max", "0");
 
-	if (mode != NO_HANDLER) {
+	if (rfc) {
+		rfc_obj = bpf_object__open_file(rfc, NULL);
+		if (!rfc_obj || bpf_object__load(rfc_obj))
+			bail("cannot load the RFC's PSI program from %s", rfc);
+		rfc_link = bpf_program__attach(bpf_object__find_program_by_name(rfc_obj,
+										 "test_psi_event"));
+		if (!rfc_link)
+			bail("cannot attach the RFC's test_psi_event");
+	} else if (mode != NO_HANDLER) {
 		skel = psi_declare_bpf__open_and_load();
 		if (!skel || psi_declare_bpf__attach(skel))
 			bail("cannot load and attach the psi-declare handler");
@@ -258,10 +274,15 @@ int main(int argc, char **argv)
 		check(cg_read_key(TOP "/cg2", "memory.events", "oom_kill") == 1,
 		      "cg2 memory.events says oom_kill 1");
 	}
-	check(skel->bss->nr_declared >= 1,
-	      "the handler declared the OOM (runs %llu, declared %llu)",
-	      (unsigned long long)skel->bss->nr_runs,
-	      (unsigned long long)skel->bss->nr_declared);
+	if (skel)
+		check(skel->bss->nr_declared >= 1,
+		      "the handler declared the OOM (runs %llu, declared %llu)",
+		      (unsigned long long)skel->bss->nr_runs,
+		      (unsigned long long)skel->bss->nr_declared);
+	else
+		check(vmstat_oom_kill() > kills,
+		      "the RFC's handler declared it: /proc/vmstat oom_kill rose by %ld",
+		      vmstat_oom_kill() - kills);
 	check(probe->bss->nr_works >= 1 && !strcmp(probe->bss->wq_name, "psi_bpf"),
 	      "the hook ran on the psi_bpf workqueue (%llu runs, last on \"%s\")",
 	      (unsigned long long)probe->bss->nr_works, probe->bss->wq_name);
@@ -271,6 +292,8 @@ int main(int argc, char **argv)
 out:
 	/* Detach first: a system-wide trigger outlives the cgroups */
 	psi_declare_bpf__destroy(skel);
+	bpf_link__destroy(rfc_link);
+	bpf_object__close(rfc_obj);
 	hogs_kill(hogs, 2);
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)

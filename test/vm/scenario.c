@@ -383,3 +383,26 @@ int caps_set_effective(unsigned long long caps)
 	data[1].effective = (unsigned int)(caps >> 32) & data[1].permitted;
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
+
+/* Whether the kernel's log has a line with @needle */
+bool kmsg_has(const char *needle)
+{
+	char rec[2048];
+	bool found = false;
+	ssize_t n;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	while (!found && (n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten: read on */
+				continue;
+			break;
+		}
+		rec[n] = '\0';
+		found = strstr(rec, needle);
+	}
+	close(fd);
+	return found;
+}

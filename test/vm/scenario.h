@@ -61,6 +61,9 @@ void hogs_kill(struct hog *hogs, int n);
 #define CAPS_ALL (~0ULL)
 int caps_set_effective(unsigned long long caps);
 
+/* Whether the kernel's log (/dev/kmsg) has a record with @needle */
+bool kmsg_has(const char *needle);
+
 /* TAP-style: "ok N - what" / "not ok N - what" */
 bool check(bool cond, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

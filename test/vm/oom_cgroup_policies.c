@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ops_util.h"
 #include "scenario.h"
 
 #define TOP "pol"
@@ -34,54 +35,16 @@ enum { TEST_A, TEST_ROOT, TEST_SPARE };
 static struct bpf_object *obj;
 static struct policy_stats *stats;
 
-static struct bpf_map *map(const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	if (!m)
-		bail("no map %s in %s", name, CGROUP_POLICIES_OBJ);
-	return m;
-}
-
 static void load(void)
 {
-	struct bpf_map *m;
-	size_t size;
-
-	obj = bpf_object__open_file(CGROUP_POLICIES_OBJ, NULL);
-	if (!obj || bpf_object__load(obj))
-		bail("cannot load %s", CGROUP_POLICIES_OBJ);
-	bpf_object__for_each_map(m, obj) {
-		const char *name = bpf_map__name(m);
-		size_t len = strlen(name);
-
-		if (len > 4 && !strcmp(name + len - 4, ".bss"))
-			stats = bpf_map__initial_value(m, &size);
-	}
-	if (!stats)
-		bail("no .bss in %s", CGROUP_POLICIES_OBJ);
+	obj = ops_load(CGROUP_POLICIES_OBJ);
+	stats = ops_global_data(obj, ".bss", 3 * sizeof(*stats));
 }
 
 /* Attach @name to the cgroup @cg ("" for no target); the link or NULL */
 static struct bpf_link *attach(const char *name, const char *cg)
 {
-	LIBBPF_OPTS(bpf_struct_ops_opts, opts);
-	struct bpf_link *link;
-	char path[256];
-	int fd = -1;
-
-	if (*cg) {
-		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cg);
-		fd = open(path, O_RDONLY | O_DIRECTORY);
-		if (fd < 0)
-			bail("cannot open %s", path);
-		opts.flags = BPF_F_CGROUP_FD;
-		opts.target_fd = fd;
-	}
-	link = bpf_map__attach_struct_ops_opts(map(name), &opts);
-	if (fd >= 0)
-		close(fd);
-	return link;
+	return ops_attach(obj, name, cg);
 }
 
 /* A hog of 150M in @cg (memory.max 100M) is killed; by whom is the stats' */

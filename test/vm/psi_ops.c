@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ops_util.h"
 #include "scenario.h"
 #include "oom_shared.h"
 #include "psi_ops.h"
@@ -37,54 +38,16 @@
 static struct bpf_object *obj;
 static struct psi_ops_state *st;
 
-static struct bpf_map *map(const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	if (!m)
-		bail("no map %s in %s", name, PSI_OPS_OBJ);
-	return m;
-}
-
 static void load(void)
 {
-	struct bpf_map *m;
-	size_t size;
-
-	obj = bpf_object__open_file(PSI_OPS_OBJ, NULL);
-	if (!obj || bpf_object__load(obj))
-		bail("cannot load %s", PSI_OPS_OBJ);
-	bpf_object__for_each_map(m, obj) {
-		const char *name = bpf_map__name(m);
-		size_t len = strlen(name);
-
-		if (len > 5 && !strcmp(name + len - 5, ".data"))
-			st = bpf_map__initial_value(m, &size);
-	}
-	if (!st || size < sizeof(*st))
-		bail("no .data with the state in %s", PSI_OPS_OBJ);
+	obj = ops_load(PSI_OPS_OBJ);
+	st = ops_global_data(obj, ".data", sizeof(*st));
 }
 
 /* Attach @name to the cgroup @cg ("" for no target); the link or NULL */
 static struct bpf_link *attach(const char *name, const char *cg)
 {
-	LIBBPF_OPTS(bpf_struct_ops_opts, opts);
-	struct bpf_link *link;
-	char path[256];
-	int fd = -1;
-
-	if (*cg) {
-		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", cg);
-		fd = open(path, O_RDONLY | O_DIRECTORY);
-		if (fd < 0)
-			bail("cannot open %s", path);
-		opts.flags = BPF_F_CGROUP_FD;
-		opts.target_fd = fd;
-	}
-	link = bpf_map__attach_struct_ops_opts(map(name), &opts);
-	if (fd >= 0)
-		close(fd);
-	return link;
+	return ops_attach(obj, name, cg);
 }
 
 struct listed {

@@ -4,8 +4,10 @@
  * not counting its page cache (which reclaim can drop anyway).
  *
  * On an OOM, walk the memcgs below the OOM's scope (the OOM'ing memcg, or the
- * root for a system-wide OOM), consider only leaves, and skip a leaf holding
- * a task with oom_score_adj -1000: the admin said never to kill it, and
+ * root for a system-wide OOM), consider only leaves (cgroups with no online
+ * child; removed cgroups that linger count for nothing), skip a leaf with no
+ * task, and skip a leaf holding a task with oom_score_adj -1000: the admin
+ * said never to kill it, and
  * killing its neighbours only would not empty the leaf. Kill the winner's
  * process with the most resident memory: the kernel allows one kill per
  * OOM, and if the leaf is still too big the next OOM takes the next one
@@ -48,11 +50,13 @@ largest_leaf_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 	struct cgroup_subsys_state *pos;
 	struct oom_explain_record rec;
 	struct task_struct *biggest;
-	bool killable;
+	bool populated, killable;
+	u32 skip;
 
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_POST) {
-		if (pos->cgroup->nr_descendants + pos->cgroup->nr_dying_descendants)
+		/* Leaves: no online descendants; removed cgroups are no units */
+		if (!css_unit_online(pos) || pos->cgroup->nr_descendants)
 			continue;
 		memcg = bpf_get_mem_cgroup(pos);
 		if (!memcg)
@@ -61,14 +65,17 @@ largest_leaf_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 		usage = bpf_mem_cgroup_usage(memcg, false);
 		cache = bpf_mem_cgroup_page_state(memcg, NR_FILE_PAGES);
 		usage = usage > cache ? usage - cache : 0;
-		killable = (ex || usage > max_usage) && memcg_killable(memcg);
+		populated = cgroup_populated(pos->cgroup);
+		killable = populated && (ex || usage > max_usage) &&
+			   memcg_killable(memcg);
 		if (ex) {
+			skip = !populated ? OOM_EXPLAIN_EMPTY :
+			       !killable ? OOM_EXPLAIN_PROTECTED : 0;
 			rec = (struct oom_explain_record){
 				.cgroup_id = pos->cgroup->kn->id,
 				.usage = usage * kernel_page_size(),
 				.cache = cache * kernel_page_size(),
-				.flags = OOM_EXPLAIN_CACHE |
-					 (killable ? 0 : OOM_EXPLAIN_PROTECTED),
+				.flags = OOM_EXPLAIN_CACHE | skip,
 			};
 			oom_explain_emit(ex, &rec);
 		}

@@ -137,6 +137,25 @@ oom_search_root(struct oom_control *oc, u64 scope_id)
 }
 
 /*
+ * Whether a unit is a candidate at all. A removed cgroup lingers, offline,
+ * while pages are still charged to it: it has no task, and it does not
+ * make its parent any less a leaf, so the walks skip it and count only
+ * online descendants (nr_descendants; nr_dying_descendants are the rest).
+ * A unit with no task in its subtree has nothing to kill either: choosing
+ * it would leave the OOM to the kernel's killer.
+ */
+static __always_inline bool css_unit_online(struct cgroup_subsys_state *css)
+{
+	return css->flags & CSS_ONLINE;
+}
+
+static __always_inline bool cgroup_populated(struct cgroup *cg)
+{
+	return cg->nr_populated_csets + cg->nr_populated_domain_children +
+	       cg->nr_populated_threaded_children;
+}
+
+/*
  * Whether every task of @memcg may be killed: one with oom_score_adj -1000
  * is protected by the admin, and killing its neighbours alone would not
  * empty the cgroup.

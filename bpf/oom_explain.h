@@ -24,6 +24,7 @@ enum oom_explain_flags {
 	OOM_EXPLAIN_GROUP	= 8,	/* a memory.oom.group unit, killed whole */
 	OOM_EXPLAIN_PGSCAN	= 16,	/* pgscan figures are set (oomd) */
 	OOM_EXPLAIN_CACHE	= 32,	/* cache is set (largest-leaf) */
+	OOM_EXPLAIN_EMPTY	= 64,	/* no task to kill: skipped */
 };
 
 struct oom_explain_record {

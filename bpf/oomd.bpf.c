@@ -3,13 +3,15 @@
  * oomd: choose the victim the way systemd-oomd does, but at OOM time and
  * inside the kernel.
  *
- * Candidates are units: leaf memory cgroups, and cgroups with
+ * Candidates are units: leaf memory cgroups (no online child: removed
+ * cgroups that linger count for nothing), and cgroups with
  * memory.oom.group set, which are killed whole (their descendants are not
- * candidates of their own). Among the OOM scope's units, prefer the one with
+ * candidates of their own); a unit with no task is skipped. Among the OOM scope's units, prefer the one with
  * the most reclaim activity (pgscan) since this policy last looked: it is
  * the one thrashing. Break ties by memory usage. A unit whose cgroup carries
  * the xattr user.oomd_omit is never chosen, one with user.oomd_avoid only
- * when nothing else is left (systemd's ManagedOOMPreference=). Units holding
+ * when nothing else is left (systemd's ManagedOOMPreference=; the values and
+ * whose cgroups may carry them as systemd-oomd reads them). Units holding
  * a task with oom_score_adj -1000 are skipped. In a leaf unit the process
  * with the most resident memory is killed (the kernel allows one kill per
  * OOM); for an oom.group unit the kernel kills the group with its first
@@ -63,26 +65,74 @@ struct rank {
 /* A dynptr must point to map memory; OOMs are serialized by oom_lock */
 char xattr_value[8];
 
+/* Up to 8 bytes of a string, lower-cased, in one word, for comparing */
+#define WORD2(a, b)		((u64)(a) | (u64)(b) << 8)
+#define WORD4(a, b, c, d)	(WORD2(a, b) | (u64)(c) << 16 | (u64)(d) << 24)
+
 /*
- * Whether the cgroup carries user.oomd_avoid (@avoid) or user.oomd_omit.
+ * systemd's parse_boolean() of the value: true for 1, y, yes, t, true and
+ * on in any case; anything else (0, no, false, garbage) is not set.
+ */
+static bool xattr_value_true(int len)
+{
+	u64 word = 0;
+	u8 c;
+
+	if (len <= 0 || len > sizeof(xattr_value))
+		return false;
+	for (int i = 0; i < sizeof(xattr_value) && i < len; i++) {
+		c = xattr_value[i];
+		if (!c)
+			break;
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		word |= (u64)c << (8 * i);
+	}
+	return word == '1' || word == 'y' || word == 't' ||
+	       word == WORD2('o', 'n') || word == WORD4('y', 'e', 's', 0) ||
+	       word == WORD4('t', 'r', 'u', 'e');
+}
+
+/* The owner of the cgroup's directory: root's unless someone chowned it
+ * (delegation); kernfs allocates iattr only then */
+static u32 cgroup_owner(struct cgroup *cg)
+{
+	struct kernfs_iattrs *attrs = cg->kn->iattr;
+
+	return attrs ? attrs->ia_uid.val : 0;
+}
+
+/*
+ * Whether the cgroup carries user.oomd_avoid (@avoid) or user.oomd_omit,
+ * under systemd-oomd's rule: its owner may set them on a cgroup it does
+ * not own only when it owns the whole scope. So they count if the cgroup
+ * is owned by root or by the owner of @scope_owner, the OOM's scope: a
+ * delegated cgroup (a user's session, a rootless container) cannot make
+ * itself unkillable in an OOM outside its own subtree.
+ *
  * By id: a css's cgroup pointer is not one the kfunc trusts in 6.12. A
  * global function, so the verifier checks it once rather than on every path
  * through the walk that calls it.
  */
-__noinline int cgroup_marked(u64 cgid, int avoid)
+__noinline int cgroup_marked(u64 cgid, int avoid, u32 scope_owner)
 {
 	const char *name = avoid ? "user.oomd_avoid" : "user.oomd_omit";
 	struct bpf_dynptr value;
 	struct cgroup *cg;
+	u32 owner;
 	bool set;
 
 	cg = bpf_cgroup_from_id(cgid);
 	if (!cg)
 		return false;
-	xattr_value[0] = 0;
+	owner = cgroup_owner(cg);
+	if (owner && owner != scope_owner) {
+		bpf_cgroup_release(cg);
+		return false;
+	}
+	__builtin_memset(xattr_value, 0, sizeof(xattr_value));
 	bpf_dynptr_from_mem(xattr_value, sizeof(xattr_value), 0, &value);
-	set = bpf_cgroup_read_xattr(cg, name, &value) > 0 &&
-	      xattr_value[0] != '0';
+	set = xattr_value_true(bpf_cgroup_read_xattr(cg, name, &value));
 	bpf_cgroup_release(cg);
 	return set;
 }
@@ -152,18 +202,22 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 	u64 id, victim_id = 0;
 	struct cgroup *victim_cg;
 	struct task_struct *task;
-	u32 skip;
+	u32 skip, scope_owner;
 
+	scope_owner = cgroup_owner(root->css.cgroup);
 	bpf_rcu_read_lock();
 	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
 		struct cgroup *cg = pos->cgroup;
-		bool leaf = !(cg->nr_descendants + cg->nr_dying_descendants);
+		bool leaf = !cg->nr_descendants;
 
 		/* Pre-order: a unit's subtree ends at the next shallower node */
 		level = cg->level;
 		if (skip_below >= 0 && level > skip_below)
 			continue;
 		skip_below = -1;
+		/* A removed cgroup that lingers: no unit (below it all are) */
+		if (!css_unit_online(pos))
+			continue;
 
 		memcg = bpf_get_mem_cgroup(pos);
 		if (!memcg)
@@ -174,13 +228,16 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 			goto next;
 		id = cg->kn->id;
 		if (!ex) {
-			if (cgroup_marked(id, false) || !memcg_killable(memcg))
+			if (!cgroup_populated(cg) ||
+			    cgroup_marked(id, false, scope_owner) ||
+			    !memcg_killable(memcg))
 				goto next;
 			skip = 0;
 		} else {
 			/* explain measures the skipped units too, to show them */
 			/* arithmetic, not branches: fewer states to verify */
-			skip = (u32)cgroup_marked(id, false) * OOM_EXPLAIN_OMIT |
+			skip = (u32)!cgroup_populated(cg) * OOM_EXPLAIN_EMPTY |
+			       (u32)cgroup_marked(id, false, scope_owner) * OOM_EXPLAIN_OMIT |
 			       (u32)!memcg_killable(memcg) * OOM_EXPLAIN_PROTECTED;
 		}
 
@@ -200,7 +257,7 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 			bpf_map_update_elem(&last_pgscan, &id, &now, BPF_ANY);
 		}
 		cur.usage = bpf_mem_cgroup_usage(memcg, false);
-		cur.avoid = cgroup_marked(id, true);
+		cur.avoid = cgroup_marked(id, true, scope_owner);
 		cur.group = !leaf;
 		if (ex) {
 			rec.usage = cur.usage * kernel_page_size();

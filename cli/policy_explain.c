@@ -279,7 +279,8 @@ static uint64_t victim_unit;
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct oom_explain_record *x = a, *y = b;
-	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT;
+	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT |
+			      OOM_EXPLAIN_EMPTY;
 	bool xs = x->flags & skip, ys = y->flags & skip;
 
 	if (xs != ys)
@@ -303,7 +304,7 @@ static const struct col cols[] = {
 	{ "cache", "CACHE", COL_BYTES, 0, "page cache left out (largest-leaf)" },
 	{ "pgscan", "PGSCAN", COL_U64, 0, "pages reclaim scanned in the window (oomd)" },
 	{ "window_us", "WINDOW", COL_USEC, 0, "since the policy last looked (oomd)" },
-	{ "marks", "MARKS", COL_STR, 0, "protected (-1000), omit, avoid, group" },
+	{ "marks", "MARKS", COL_STR, 0, "empty (no task), protected (-1000), omit, avoid, group" },
 	{ "pid", "PID", COL_U64, 0, "the process it would kill" },
 	{ "comm", "COMM", COL_STR, 0, "its command" },
 };
@@ -333,6 +334,8 @@ static void print_marks(struct table *t, uint32_t flags)
 {
 	char buf[64] = "";
 
+	if (flags & OOM_EXPLAIN_EMPTY)
+		strcat(buf, ",empty");
 	if (flags & OOM_EXPLAIN_PROTECTED)
 		strcat(buf, ",protected");
 	if (flags & OOM_EXPLAIN_OMIT)
@@ -346,7 +349,8 @@ static void print_marks(struct table *t, uint32_t flags)
 
 static void print_explained(struct explained *e, const char *status)
 {
-	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT;
+	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT |
+			      OOM_EXPLAIN_EMPTY;
 	struct oom_explain_args *a = &e->args;
 	char buf[PATH_MAX], txt[64];
 	bool pgscan = false;

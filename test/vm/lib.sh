@@ -53,14 +53,22 @@ fails() {
 	[ "$rc" -ne 0 ] && [ -n "$err" ] && [[ $err != *$'\n'* ]]
 }
 
-# oom_kills: the kernel's count of OOM kills (/proc/vmstat oom_kill)
-oom_kills() {
-	local key val
-	while read -r key val; do
-		[ "$key" = oom_kill ] && { echo "$val"; return 0; }
-	done </proc/vmstat
+# key_of FILE KEY: the value of "KEY VALUE" in a flat-keyed kernel file.
+# The file is read in one go: bash's read builtin lseeks back after each
+# line, and a seq_file (memory.stat, /proc/vmstat) regenerates its text on
+# every seek, so the lines shift under it as the counters change.
+key_of() {
+	local text line
+	text=$(<"$1") || return 1
+	while IFS= read -r line; do
+		[ "${line%% *}" = "$2" ] && { echo "${line#* }"; return 0; }
+	done <<<"$text"
+	echo "no $2 in $1"
 	return 1
 }
+
+# oom_kills: the kernel's count of OOM kills (/proc/vmstat oom_kill)
+oom_kills() { key_of /proc/vmstat oom_kill; }
 
 # refused LINE COMMAND...: it exits 1, its stderr is exactly LINE
 refused() {
@@ -115,6 +123,25 @@ hog_start() {
 	echo 0
 }
 
+# hogs_ready PID...: every hog_start succeeded. One that died while filling
+# prints 0, and "alive 0" is false: a story would count it as the victim.
+hogs_ready() {
+	local pid
+	for pid; do
+		[ "$pid" != 0 ] || bail "a hog died before it was ready"
+	done
+}
+
+# dead_of NAME=PID...: the names whose hogs are dead, space-separated,
+# "none" if every one lives
+dead_of() {
+	local arg dead=
+	for arg; do
+		alive "${arg#*=}" || dead+="${dead:+ }${arg%%=*}"
+	done
+	echo "${dead:-none}"
+}
+
 # hog_go CGROUP MIB ADJ: start a hog without waiting; prints its pid
 hog_go() {
 	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
@@ -164,6 +191,7 @@ oom_story_setup() {
 # The OOM: cg5's hog fills /oomtest; wait for the first death
 oom_story_trigger() {
 	local i cg var
+	hogs_ready "$PID_CG1" "$PID_CG2" "$PID_CG4"
 	PID_CG5=$(hog_go /oomtest/cg3/cg5 25 0)
 	for i in $(seq 300); do
 		for cg in cg1 cg2 cg4 cg5; do

@@ -42,6 +42,8 @@ check "...cg4 ranks first, with usage without page cache" \
 	jqe '.policies[0].candidates[0] | .rank == 1 and .cgroup == "/oomtest/cg3/cg4" and .usage > 20971520 and .cache != null' "$out"
 check "...cg2 (a -1000 holder) is skipped and marked" \
 	jqe 'any(.policies[0].candidates[]; .cgroup == "/oomtest/cg2" and .rank == null and .marks == "protected")' "$out"
+check "...cg5, with no task yet, is skipped as empty" \
+	jqe 'any(.policies[0].candidates[]; .cgroup == "/oomtest/cg3/cg5" and .rank == null and .marks == "empty")' "$out"
 text=$(oomctl policy explain largest-leaf /oomtest)
 check "...the text form names the victim and who acts" \
 	bash -c "grep -q 'would kill pid $PID_CG4 ' <<<\"\$1\" && tail -1 <<<\"\$1\" | grep -qx 'would act: largest-leaf'" - "$text"
@@ -67,8 +69,10 @@ check "...it shows the reclaim window, from the attached policy" \
 	jqe '.policies[0].window | test("attached")' "$out"
 check "...each unit has pgscan and its window, since boot at first" \
 	jqe '.policies[0].candidates as $c | ($c | length == 4) and ([$c[] | .window_us] | unique | length == 1 and .[0] > 0) and all($c[]; .pgscan != null)' "$out"
-check "...cg1 is marked avoid and ranked after the empty cg5" \
-	jqe '[.policies[0].candidates[] | select(.rank != null) | .cgroup] as $r | ($r | index("/oomtest/cg1")) > ($r | index("/oomtest/cg3/cg5")) and any(.policies[0].candidates[]; .cgroup == "/oomtest/cg1" and .marks == "avoid")' "$out"
+check "...cg1 is marked avoid and ranked after the smaller cg4" \
+	jqe '[.policies[0].candidates[] | select(.rank != null) | .cgroup] as $r | ($r | index("/oomtest/cg1")) > ($r | index("/oomtest/cg3/cg4")) and any(.policies[0].candidates[]; .cgroup == "/oomtest/cg1" and .marks == "avoid")' "$out"
+check "...cg5, with no task yet, is skipped as empty" \
+	jqe 'any(.policies[0].candidates[]; .cgroup == "/oomtest/cg3/cg5" and .rank == null and .marks == "empty")' "$out"
 check "...cg2 (a -1000 holder) is skipped" \
 	jqe 'any(.policies[0].candidates[]; .cgroup == "/oomtest/cg2" and .rank == null and .marks == "protected")' "$out"
 pred=$(predicted "$out")

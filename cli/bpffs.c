@@ -46,32 +46,48 @@ int state_init(void)
 		p_err("no bpf file system at %s (mount -t bpf bpf %s)", parent, parent);
 		return -ENOENT;
 	}
-	if (mkdir(bpffs_dir, 0700) && errno != EEXIST) {
+	if ((mkdir(bpffs_dir, 0700) && errno != EEXIST) ||
+	    access(bpffs_dir, R_OK | W_OK | X_OK)) {
 		int err = -errno;	/* p_err() may change errno */
 
-		p_err("cannot create %s: %s", bpffs_dir, strerror(-err));
+		/* Root's folder: an empty answer would be a false one */
+		if (err == -EACCES || err == -EPERM)
+			p_err("%s is root's: this needs root", bpffs_dir);
+		else
+			p_err("cannot create %s: %s", bpffs_dir, strerror(-err));
 		return err;
 	}
 	return 0;
 }
 
+/* Ours while >= 0: a second flock() of ours would wait forever */
+static int lock_fd = -1;
+
 int state_lock(void)
 {
-	static bool held;	/* a second flock() of ours would wait forever */
 	int fd;
 
-	if (held)
+	if (lock_fd >= 0)
 		return 0;
 	fd = open(bpffs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	/* Held until exit; bpffs directories can be flock()ed */
+	/* Held until exit or state_unlock(); bpffs folders can be flock()ed */
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		int err = -errno;	/* p_err() may change errno */
 
 		p_err("cannot lock %s: %s", bpffs_dir, strerror(-err));
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
-	held = true;
+	lock_fd = fd;
 	return 0;
+}
+
+static void state_unlock(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
 }
 
 int state_map_fd(const char *name)
@@ -114,22 +130,29 @@ int state_unpin_dir(const char *dir)
 /*
  * An older oomctl's log, whose records have another layout (struct
  * oom_event's size tells): it would be misread, and the programs here
- * cannot share its maps. Unpin it and its recorder, for a new one.
+ * cannot share its maps.
  */
-static void drop_stale_log(const char *recorder_dir)
+static bool log_stale(void)
 {
 	struct bpf_map_info info = {};
 	uint32_t len = sizeof(info);
-	char pin[PATH_MAX];
 	int fd = state_map_fd("events");
 	bool stale;
 
 	if (fd < 0)
-		return;
+		return false;
 	stale = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
 		info.value_size != sizeof(struct oom_event);
 	close(fd);
-	if (!stale)
+	return stale;
+}
+
+/* Unpin a stale log and its recorder, for a new one */
+static void drop_stale_log(const char *recorder_dir)
+{
+	char pin[PATH_MAX];
+
+	if (!log_stale())
 		return;
 	p_info("the event log under %s is in an older format: starting a new one",
 	       bpffs_dir);
@@ -140,24 +163,46 @@ static void drop_stale_log(const char *recorder_dir)
 	unlink(pin);
 }
 
+static int recorder_create(const char *dir);
+
+/*
+ * Under the state lock: two first uses at once (the boot unit and an
+ * exporter's timer) must not both create it, nor the loser remove what the
+ * winner pinned. A reader that finds it whole takes no lock; one that had
+ * to create it lets the lock go after.
+ */
 int recorder_ensure(void)
+{
+	char dir[PATH_MAX];
+	bool had_lock = lock_fd >= 0;
+	struct stat st;
+	int err;
+
+	if (state_path(dir, sizeof(dir), "recorder"))
+		return -ENAMETOOLONG;
+	if (!stat(dir, &st) && !log_stale())
+		return 0;
+	err = state_lock();
+	if (err)
+		return err;
+	drop_stale_log(dir);
+	err = stat(dir, &st) ? recorder_create(dir) : 0;
+	if (!had_lock)
+		state_unlock();
+	return err;
+}
+
+static int recorder_create(const char *dir)
 {
 	static const char * const names[] = {
 		"events", "events_head", "policy_kills", "policy_cgroups",
 	};
-	char dir[PATH_MAX], tmp[PATH_MAX + 8], pin[PATH_MAX + 64];
-	bool pinned[4] = {};
+	char tmp[PATH_MAX + 8], pin[PATH_MAX + 64];
+	bool pinned[4] = {}, created[4] = {};
 	struct recorder_bpf *skel;
 	struct bpf_program *prog;
 	struct bpf_map *maps[4];
-	struct stat st;
 	int err = 0, fd;
-
-	if (state_path(dir, sizeof(dir), "recorder"))
-		return -ENAMETOOLONG;
-	drop_stale_log(dir);
-	if (!stat(dir, &st))
-		return 0;
 
 	skel = recorder_bpf__open();
 	if (!skel) {
@@ -192,6 +237,7 @@ int recorder_ensure(void)
 			p_err("cannot pin %s: %s", pin, strerror(-err));
 			goto out;
 		}
+		created[i] = true;
 	}
 
 	/* Pin the links in a scratch folder, then publish it with rename() */
@@ -213,7 +259,9 @@ int recorder_ensure(void)
 		}
 		snprintf(pin, sizeof(pin), "%s/%s", tmp, bpf_program__name(prog));
 		err = bpf_link__pin(link, pin);
-		bpf_link__disconnect(link);
+		/* The pin holds the link now; closing our fd must not detach */
+		if (!err)
+			bpf_link__disconnect(link);
 		bpf_link__destroy(link);
 		if (err) {
 			p_err("cannot pin %s: %s", pin, strerror(-err));
@@ -227,9 +275,10 @@ int recorder_ensure(void)
 	if (err)
 		state_unpin_dir(tmp);
 out:
+	/* Only what this call pinned: the rest is an earlier log's */
 	if (err)
 		for (int i = 0; i < 4; i++)
-			if (!pinned[i]) {
+			if (created[i]) {
 				state_path(pin, sizeof(pin), "%s", names[i]);
 				unlink(pin);
 			}

@@ -33,6 +33,13 @@ enum policy_hook {
 /* A cgroup policy (struct bpf_oom_ops): the kernel asks it at its scope's
  * cgroup, the deepest first, before the OOM hook's programs */
 #define POLICY_CGROUP_OPS	(1U << 1)
+/*
+ * Recorded before its first link is made, cleared once every link is pinned
+ * under policy/NAME. An attach that died in between (oomctl itself killed)
+ * leaves the policy listed as incomplete, and detach removes it: its links
+ * are pinned under policy/NAME or still in the scratch folder policy-new/NAME.
+ */
+#define POLICY_ATTACHING	(1U << 2)
 
 struct policy_meta {
 	char name[POLICY_NAME_LEN];

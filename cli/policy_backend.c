@@ -169,12 +169,27 @@ static void share_maps(struct bpf_object *obj)
 	}
 }
 
+/* Unpinning drops the last reference to its links: detached */
 static void unpin_policy(const char *name)
 {
 	char dir[PATH_MAX];
 
 	state_path(dir, sizeof(dir), "policy/%s", name);
 	state_unpin_dir(dir);
+	state_path(dir, sizeof(dir), "policy-new/%s", name);
+	state_unpin_dir(dir);
+}
+
+static void registry_drop(const char *name)
+{
+	char key[POLICY_NAME_LEN] = {};
+	int reg = registry_fd(false);
+
+	snprintf(key, sizeof(key), "%s", name);
+	if (reg >= 0)
+		bpf_map_delete_elem(reg, key);
+	if (reg >= 0)
+		close(reg);
 }
 
 static int open_policy(const struct policy_attach_opts *opts, char *name,
@@ -318,7 +333,7 @@ static int attach_ops(struct bpf_map *map, const struct cgroup_ref *scope,
 
 int policy_attach(const struct policy_attach_opts *opts)
 {
-	struct policy_meta meta = {};
+	struct policy_meta meta = {}, other;
 	char dir[PATH_MAX], pin[PATH_MAX + 64];
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
@@ -333,9 +348,11 @@ int policy_attach(const struct policy_attach_opts *opts)
 	err = open_policy(opts, meta.name, &obj);
 	if (err)
 		return err;
-	if (!registry_get(meta.name, &meta)) {
-		p_err("a policy named '%s' is attached already (oomctl policy detach %s)",
-		      meta.name, meta.name);
+	if (!registry_get(meta.name, &other)) {
+		p_err("a policy named '%s' is attached already%s (oomctl policy detach %s)",
+		      meta.name, other.flags & POLICY_ATTACHING ?
+		      ", incomplete: its attach was interrupted" : "",
+		      meta.name);
 		err = -EEXIST;
 		goto out;
 	}
@@ -392,11 +409,6 @@ int policy_attach(const struct policy_attach_opts *opts)
 		goto out;
 	}
 
-	reg = registry_fd(true);
-	if (reg < 0) {
-		err = reg;
-		goto out;
-	}
 	if (opts->file) {
 		char *abs = realpath(opts->file, NULL);
 
@@ -405,13 +417,46 @@ int policy_attach(const struct policy_attach_opts *opts)
 	} else {
 		snprintf(meta.source, sizeof(meta.source), "built-in");
 	}
+	if (nops)
+		meta.flags |= POLICY_CGROUP_OPS;
+
+	/*
+	 * Crash-safe order: the registry entry first, marked attaching, so
+	 * that no link exists that policy list does not show; the links in a
+	 * scratch folder, moved in place whole by rename(); then the mark
+	 * cleared. Killed at any step, oomctl leaves nothing, or a policy
+	 * that is listed and that detach removes.
+	 */
+	reg = registry_fd(true);
+	if (reg < 0) {
+		err = reg;
+		goto out;
+	}
+	meta.flags |= POLICY_ATTACHING;
+	if (bpf_map_update_elem(reg, meta.name, &meta, BPF_NOEXIST)) {
+		err = -errno;
+		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
+		goto out;
+	}
+	/* Its kills are named after it from the first one on */
+	names = policy_names_fd(true);
+	if (names >= 0) {
+		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
+		close(names);
+	}
+	if (nops)
+		policy_cgroup_set(&meta, true);
+
 	state_path(dir, sizeof(dir), "policy");
 	mkdir(dir, 0700);
-	state_path(dir, sizeof(dir), "policy/%s", meta.name);
+	state_path(dir, sizeof(dir), "policy-new");
+	mkdir(dir, 0700);
+	state_path(dir, sizeof(dir), "policy-new/%s", meta.name);
+	state_unpin_dir(dir);	/* no registry entry owned it: debris */
 	if (mkdir(dir, 0700)) {
 		err = -errno;
 		p_err("cannot create %s: %s", dir, strerror(errno));
-		goto out;
+		goto unpin;
 	}
 	bpf_object__for_each_program(prog, obj) {
 		LIBBPF_OPTS(bpf_trace_opts, trace_opts, .cookie = meta.cookie);
@@ -462,19 +507,17 @@ int policy_attach(const struct policy_attach_opts *opts)
 		if (err)
 			goto unpin;
 	}
-	if (nops)
-		meta.flags |= POLICY_CGROUP_OPS;
-	if (bpf_map_update_elem(reg, meta.name, &meta, BPF_NOEXIST)) {
+	state_path(pin, sizeof(pin), "policy/%s", meta.name);
+	if (rename(dir, pin)) {
+		err = -errno;
+		p_err("cannot rename %s to %s: %s", dir, pin, strerror(errno));
+		goto unpin;
+	}
+	meta.flags &= ~POLICY_ATTACHING;
+	if (bpf_map_update_elem(reg, meta.name, &meta, BPF_EXIST)) {
 		err = -errno;
 		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
 		goto unpin;
-	}
-	if (nops)
-		policy_cgroup_set(&meta, true);
-	names = policy_names_fd(true);
-	if (names >= 0) {
-		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
-		close(names);
 	}
 
 	bpf_stats_enable();
@@ -489,6 +532,9 @@ int policy_attach(const struct policy_attach_opts *opts)
 	goto out;
 unpin:
 	unpin_policy(meta.name);
+	if (nops)
+		policy_cgroup_set(&meta, false);
+	registry_drop(meta.name);
 out:
 	if (reg >= 0)
 		close(reg);
@@ -572,7 +618,8 @@ static const struct col list_cols[] = {
 	{ "prog_id", "PROG", COL_U64, 0, "the BPF program id" },
 	{ "attached", "ATTACHED", COL_STR, 0, "when it was attached" },
 	{ "scope", "SCOPE", COL_STR, 0, "its cgroup, or system" },
-	{ "mode", "MODE", COL_STR, 0, "kill or dry-run" },
+	{ "mode", "MODE", COL_STR, 0,
+	  "kill, dry-run, or incomplete (its attach was interrupted: detach it)" },
 	{ "runs", "RUNS", COL_U64, 0, "times the kernel ran it" },
 	{ "kills", "KILLS", COL_U64, 0, "processes it killed" },
 };
@@ -581,14 +628,24 @@ const struct listing policy_listing = {
 	list_cols, sizeof(list_cols) / sizeof(*list_cols)
 };
 
+static const char *policy_mode(const struct policy_meta *meta)
+{
+	if (meta->flags & POLICY_ATTACHING)
+		return "incomplete";
+	return meta->flags & POLICY_DRY_RUN ? "dry-run" : "kill";
+}
+
 int policy_list(void)
 {
 	struct policy_meta *metas;
 	struct policy_stats st;
 	char buf[PATH_MAX];
 	struct table *t;
-	int n;
+	int n, err;
 
+	err = state_init();
+	if (err)
+		return err;
 	n = registry_list(&metas);
 	if (n < 0)
 		return n;
@@ -603,7 +660,7 @@ int policy_list(void)
 		table_str(t, metas[i].scope_id ?
 			  cgroup_path_of_id(metas[i].scope_id, buf, sizeof(buf)) :
 			  "system");
-		table_str(t, metas[i].flags & POLICY_DRY_RUN ? "dry-run" : "kill");
+		table_str(t, policy_mode(&metas[i]));
 		table_u64(t, st.runs);
 		table_u64(t, st.kills);
 	}
@@ -617,7 +674,11 @@ int policy_show(const char *name)
 	struct policy_meta meta;
 	struct policy_stats st;
 	char buf[PATH_MAX];
+	int err;
 
+	err = state_init();
+	if (err)
+		return err;
 	if (registry_get(name, &meta)) {
 		p_err("no policy named '%s' is attached (oomctl policy list)", name);
 		return -ENOENT;
@@ -633,6 +694,7 @@ int policy_show(const char *name)
 	out_str("scope", "scope:     %s\n", meta.scope_id ?
 		cgroup_path_of_id(meta.scope_id, buf, sizeof(buf)) : "system");
 	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
+	out_bool("incomplete", "incomplete: %s\n", meta.flags & POLICY_ATTACHING);
 	out_u64("runs", "runs:      %s\n", st.runs);
 	out_u64("missed", "missed:    %s\n", st.missed);
 	out_u64("kills", "kills:     %s\n", st.kills);

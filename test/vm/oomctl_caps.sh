@@ -68,5 +68,16 @@ check "root deletes it" oomctl psi del "$id"
 check "root declares the OOM in /caps/a that capped could not" oomctl oom declare /caps/a
 check "a's hog is dead" wait_dead "$a" 5
 
+# --- not root at all: a refusal that says so, never an empty answer --------
+oomctl policy attach largest-leaf scope /caps >/dev/null
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+for cmd in "policy list" "policy show largest-leaf" "event list"; do
+	# shellcheck disable=SC2086 # the words of the command
+	check "nobody: $cmd is refused, needing root" \
+		refused "Error: /sys/fs/bpf/oomctl is root's: this needs root" \
+		as_nobody "$OOMCTL" $cmd
+done
+oomctl policy detach largest-leaf >/dev/null
+
 cg_remove /caps
 done_checks

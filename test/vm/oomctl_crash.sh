@@ -1,0 +1,80 @@
+#!/bin/bash
+# oomctl's state in bpffs holds when oomctl dies mid-way (OOM-killed, say)
+# and when first uses race. Killed at any bpf() call of an attach, oomctl
+# leaves either nothing (no pin, no link) or a policy that policy list shows
+# and that detach removes whole; either way the policy attaches again.
+# Usage (in the guest): oomctl_crash.sh BUILD_DIR
+set -u
+build=${1:?usage: oomctl_crash.sh BUILD_DIR}
+. "$(dirname "$0")/lib.sh"
+OOMCTL=$build/cli/oomctl
+oomctl() { "$OOMCTL" "$@"; }
+STATE=/sys/fs/bpf/oomctl
+tmp=$(mktemp -d)
+
+links() { bpftool -j link show | jq length; }
+# pins PATH...: what is under them (pins, folders), one a line: a folder
+# left behind blocks the next attach
+pins() { find "$@" -mindepth 1 2>/dev/null; }
+
+# Eight first uses of the event log at once: one creates the recorder, the
+# others wait for it or find it; none may fail or undo another's pins.
+rm -rf "$STATE"
+for i in $(seq 8); do
+	oomctl event list >/dev/null 2>"$tmp/err.$i" &
+done
+failed=0
+for job in $(jobs -p); do wait "$job" || failed=$((failed + 1)); done
+check "8 concurrent first uses of event list: none fails ($failed failed)" \
+	bash -c "[ $failed = 0 ] || { cat $tmp/err.*; false; }"
+check "...one whole recorder is left, no scratch folder" \
+	test -d "$STATE/recorder" -a ! -e "$STATE/recorder-new" -a \
+	-e "$STATE/events" -a -e "$STATE/policy_kills"
+check "...and the log reads" oomctl event list
+
+# attach_killed_at N: run an attach that is killed at its Nth bpf() call,
+# then check the state; sets VERDICT to what was left
+attach_killed_at() {
+	# strace dies of the signal it injected: bash's "Killed" goes with
+	# the subshell's stderr
+	(strace -f -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when="$1" \
+		"$OOMCTL" policy attach largest-leaf >/dev/null 2>&1; true) 2>/dev/null
+	if oomctl -j policy list | jq -e 'any(.policies[]; .name == "largest-leaf")' >/dev/null; then
+		VERDICT=listed
+		oomctl policy detach largest-leaf >/dev/null || { VERDICT="listed, detach failed"; return 1; }
+	else
+		VERDICT=nothing
+	fi
+	# nothing of it is left pinned, or attached
+	[ -z "$(pins "$STATE/policy" "$STATE/policy-new")" ] || { VERDICT+=", pins left: $(pins "$STATE/policy" "$STATE/policy-new")"; return 1; }
+	[ "$(links)" = "$BASE_LINKS" ] || { VERDICT+=", $(links) links, $BASE_LINKS before"; return 1; }
+}
+
+# The calls of a whole attach; those before the first that changes the
+# state (a map update, a pin, a link) only load the object, so every
+# tenth of them is enough. From a fresh state with its event log: the
+# attach's own steps only.
+rm -rf "$STATE"
+oomctl event list >/dev/null || bail "no event log"
+BASE_LINKS=$(links)
+strace -f -o "$tmp/trace" -e trace=bpf "$OOMCTL" policy attach largest-leaf >/dev/null
+oomctl policy detach largest-leaf >/dev/null
+calls=$(grep -c 'bpf(' "$tmp/trace")
+first=$(grep 'bpf(' "$tmp/trace" | grep -n -m1 'BPF_MAP_UPDATE_ELEM\|BPF_OBJ_PIN\|BPF_LINK_CREATE\|BPF_RAW_TRACEPOINT_OPEN' | cut -d: -f1)
+check "an attach makes $calls bpf() calls, the state changes from call $first" \
+	test "${first:-0}" -gt 0
+bad= listed=0 tried=0
+for n in $(seq 1 "$calls"); do
+	[ "$n" -lt "$first" ] && [ $((n % 10)) != 0 ] && continue
+	tried=$((tried + 1))
+	attach_killed_at "$n" || bad+=" $n ($VERDICT)"
+	[[ $VERDICT = listed* ]] && listed=$((listed + 1))
+done
+check "killed at each of $tried calls: nothing left, or a listed policy detach removes ($listed listed)${bad:+; failed at$bad}" \
+	test -z "$bad"
+check "...some kills left a listed policy (the test reached the pins)" test "$listed" -gt 0
+check "...and then it attaches again" oomctl policy attach largest-leaf
+check "...and detaches" oomctl policy detach largest-leaf
+
+rm -rf "$tmp"
+done_checks

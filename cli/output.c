@@ -150,6 +150,66 @@ void out_text(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The length of the UTF-8 sequence at @s that is valid and printable, or 0 */
+static size_t printable_len(const unsigned char *s)
+{
+	size_t len, i;
+
+	if (*s >= 0x20 && *s < 0x7f)
+		return 1;
+	if (*s >= 0xc2 && *s <= 0xdf)
+		len = 2;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		len = 3;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		len = 4;
+	else
+		return 0;	/* a control character, DEL, or no lead byte */
+	for (i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, surrogates, past U+10FFFF, and C1 controls */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f) ||
+	    (s[0] == 0xc2 && s[1] < 0xa0))
+		return 0;
+	return len;
+}
+
+/*
+ * Names from the system (a process's comm, a cgroup's path) are anyone's:
+ * a control character would reach the terminal as an escape sequence, and
+ * a byte that is not UTF-8 would make the JSON invalid. Each such byte
+ * becomes the text \xNN, the same in both renderings. NULL if @s is clean
+ * already, else a copy to free.
+ */
+static char *clean_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, len = 0, dirty = 0;
+	char *out, *o;
+
+	for (p = (const unsigned char *)s; *p; p += n ?: 1) {
+		n = printable_len(p);
+		dirty += !n;
+		len += n ?: 4;
+	}
+	if (!dirty)
+		return NULL;
+	o = out = xrealloc(NULL, len + 1);
+	for (p = (const unsigned char *)s; *p; p += n ?: 1) {
+		n = printable_len(p);
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+		} else {
+			o += sprintf(o, "\\x%02x", *p);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 /* The one place a value is rendered: @val for JSON, @s for plain. */
 static void out_val(const char *key, const char *fmt, struct json_object *val,
 		    const char *s)
@@ -162,8 +222,12 @@ static void out_val(const char *key, const char *fmt, struct json_object *val,
 
 void out_str(const char *key, const char *fmt, const char *val)
 {
+	char *clean = val ? clean_text(val) : NULL;
+
+	val = clean ?: val;
 	out_val(key, fmt, json_output && val ? json_object_new_string(val) : NULL,
 		val ?: "-");
+	free(clean);
 }
 
 void out_u64(const char *key, const char *fmt, uint64_t val)
@@ -462,8 +526,13 @@ static void table_cell(struct table *t, struct json_object *val, const char *s)
 
 void table_str(struct table *t, const char *val)
 {
+	/* A text cell libsmartcols copies and encodes itself, as \xNN too */
+	char *clean = json_output && val ? clean_text(val) : NULL;
+
+	val = clean ?: val;
 	table_cell(t, json_output && val ? json_object_new_string(val) : NULL,
 		   val ?: "-");
+	free(clean);
 }
 
 void table_u64(struct table *t, uint64_t val)

@@ -483,8 +483,76 @@ static void test_table_columns(void)
 	json_output = false;
 }
 
+/*
+ * Names from the system reach the terminal with no control character and
+ * JSON with valid UTF-8 only: each other byte as the text \xNN, the same
+ * in both renderings; valid UTF-8 is kept as it is.
+ */
+static void test_clean(void)
+{
+	static const struct col name_col[] = {
+		{ "name", "NAME", COL_STR, 0, NULL },
+	};
+	static const char *const in[] = {
+		"a\x1b[31mb\tc",		/* an escape sequence, a tab */
+		"x\xff\xc3y\xc0\xafz",	/* no UTF-8: a stray, a cut, an overlong */
+		"\xed\xa0\x80\xc2\x85",	/* a surrogate, a C1 control (NEL) */
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", /* é € and a penguin */
+	};
+	static const char *const exp[] = {
+		"a\\x1b[31mb\\x09c",
+		"x\\xff\\xc3y\\xc0\\xafz",
+		"\\xed\\xa0\\x80\\xc2\\x85",
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7",
+	};
+	struct json_object *root, *v;
+	struct table *t;
+	char want[256] = "";
+	unsigned int i;
+
+	json_output = false;
+	cap_start();
+	for (i = 0; i < 4; i++)
+		out_str("name", "%s\n", in[i]);
+	t = table_open("names", name_col, 1);
+	table_row(t);
+	table_str(t, in[0]);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	for (i = 0; i < 4; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s\n",
+			 exp[i]);
+	snprintf(want + strlen(want), sizeof(want) - strlen(want),
+		 "NAME\n%s\n", exp[0]);
+	is_str(out, want, "clean: controls and non-UTF-8 as \\xNN, UTF-8 kept, text and table");
+
+	json_output = true;
+	for (i = 0; i < 4; i++) {
+		cap_start();
+		out_str("name", "%s", in[i]);
+		out_finish();
+		cap_stop();
+		root = json_tokener_parse(out);
+		v = NULL;
+		json_object_object_get_ex(root, "name", &v);
+		is_str(v ? json_object_get_string(v) : "(none)", exp[i],
+		       "clean: JSON string %u as in the text", i);
+		json_object_put(root);
+	}
+	cap_start();
+	t = table_open("names", name_col, 1);
+	table_row(t);
+	table_str(t, in[1]);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	ok(strstr(out, "x\\\\xff\\\\xc3y") != NULL, "clean: a JSON table cell too");
+}
+
 int main(void)
 {
+	test_clean();
 	test_plain();
 	test_json();
 	test_json_null_and_error();

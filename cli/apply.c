@@ -353,11 +353,11 @@ static bool meta_matches(const struct policy_meta *m,
 		return false;
 	if (p->builtin)
 		return !strcmp(m->source, "built-in");
-	/* the registry keeps POLICY_SOURCE_LEN - 1 bytes of the path */
-	if (strncmp(m->source, p->file, POLICY_SOURCE_LEN - 1))
+	if (strcmp(m->source, p->file))
 		return false;
-	/* an object rebuilt since apply attached it is attached again */
-	return !ours || p->file_mtime_ns <= (int64_t)m->attach_time_ns;
+	/* an object changed since it was attached is attached again */
+	return !ours || (m->source_size == p->file_size &&
+			 m->source_crc32 == p->file_crc32);
 }
 
 static int apply_run(const struct config *conf)

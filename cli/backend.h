@@ -151,6 +151,7 @@ struct policy_stats {
 	uint32_t prog_id;
 	uint32_t link_id;
 	uint64_t runs;
+	bool runs_known;	/* its own nr_runs, or bpf_stats_enabled */
 	/* Runs the trampoline's per-CPU recursion guard dropped (hook programs) */
 	uint64_t missed;
 	uint64_t kills;

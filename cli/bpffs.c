@@ -13,6 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -286,14 +287,33 @@ out:
 	return err;
 }
 
+/* A map an older oomctl pinned, with another layout, would be misread */
+static int state_map_layout_check(const struct state_map_def *def, int fd)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (info.key_size == def->key_size &&
+	     info.value_size == def->value_size))
+		return fd;
+	close(fd);
+	if (def->what)
+		p_err("%s under %s is another oomctl version's: detach its policies with that version, or remove %s",
+		      def->what, bpffs_dir, bpffs_dir);
+	return -EPROTO;
+}
+
 int state_map_get(const struct state_map_def *def, bool create)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = def->flags);
 	char path[PATH_MAX];
 	int fd, err;
 
 	fd = state_map_fd(def->pin);
-	if (fd >= 0 || !create)
+	if (fd >= 0)
+		return state_map_layout_check(def, fd);
+	if (!create)
 		return fd;
 	fd = bpf_map_create(def->type, def->name, def->key_size,
 			    def->value_size, def->max_entries, &opts);
@@ -322,6 +342,8 @@ int registry_fd(bool create)
 		.key_size = POLICY_NAME_LEN,
 		.value_size = sizeof(struct policy_meta),
 		.max_entries = REGISTRY_MAX,
+		/* entries of 4 KiB paths: memory only for those in use */
+		.flags = BPF_F_NO_PREALLOC,
 	};
 
 	return state_map_get(&def, create);
@@ -426,7 +448,9 @@ int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
 		__u32 len = sizeof(li);
 		int fd;
 
-		if (de->d_name[0] == '.')
+		/* explain, its ring and the maps are no part of the OOM path */
+		if (de->d_name[0] == '.' || !strncmp(de->d_name, "explain", 7) ||
+		    !strncmp(de->d_name, "map-", 4))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		fd = bpf_obj_get(path);
@@ -457,4 +481,28 @@ int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
 	if (d)
 		closedir(d);
 	return n;
+}
+
+int file_digest(const char *path, uint64_t *size, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong sum = crc32(0L, Z_NULL, 0);
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		sum = crc32(sum, buf, n);
+		*size += n;
+	}
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	*crc = sum;
+	return 0;
 }

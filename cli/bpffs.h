@@ -22,7 +22,7 @@
 #include "oom_shared.h"
 
 #define POLICY_NAME_LEN		32
-#define POLICY_SOURCE_LEN	128
+#define POLICY_SOURCE_LEN	4096	/* PATH_MAX */
 
 enum policy_hook {
 	HOOK_OOM = 1,		/* bpf_handle_out_of_memory */
@@ -49,7 +49,21 @@ struct policy_meta {
 	uint64_t attach_time_ns;	/* CLOCK_REALTIME */
 	uint32_t hooks;			/* enum policy_hook bits */
 	uint32_t flags;
+	/* The object file as attached, for apply to see it changed: its
+	 * size and CRC-32 (an upgrade keeps the mtime, dpkg and install -p
+	 * do) */
+	uint64_t source_size;
+	uint32_t source_crc32;
+	/* Where its own `__u64 nr_runs` sits in its .bss (pinned as
+	 * policy/NAME/map-bss), -1 if it counts none */
+	int32_t runs_offset;
 };
+
+/*
+ * The size and CRC-32 of the file at @path, read whole: 0, or -errno (not
+ * reported).
+ */
+int file_digest(const char *path, uint64_t *size, uint32_t *crc32);
 
 /* Make sure bpffs is mounted and our folder exists: 0 or -errno reported. */
 int state_init(void);
@@ -77,6 +91,7 @@ struct state_map_def {
 	const char *what;		/* for errors; NULL: fail silently */
 	unsigned int type;		/* enum bpf_map_type */
 	uint32_t key_size, value_size, max_entries;
+	uint32_t flags;			/* map_flags */
 };
 
 /* fd of the pinned map, made and pinned first if @create; or -errno. */

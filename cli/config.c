@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "bpffs.h"
 #include "config.h"
 
 #define CONF_WORDS_MAX	16
@@ -105,8 +106,9 @@ static int conf_policy(struct config *conf, const struct line *l)
 			return bad(l, "'%s' is not a BPF object file", what);
 		if (!realpath(what, p.file))
 			return bad(l, "cannot open '%s': %s", what, strerror(errno));
-		p.file_mtime_ns = st.st_mtim.tv_sec * 1000000000LL +
-				  st.st_mtim.tv_nsec;
+		err = file_digest(p.file, &p.file_size, &p.file_crc32);
+		if (err)
+			return bad(l, "cannot read '%s': %s", what, strerror(-err));
 		/* the name policy_attach() will give it: apply passes p.file */
 		snprintf(base, sizeof(base), "%s", p.file);
 		slash = strrchr(base, '/');

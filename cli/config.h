@@ -32,7 +32,8 @@ struct conf_policy {
 	char name[32];			/* the registry's key */
 	bool builtin;			/* else an object file */
 	char file[PATH_MAX];		/* realpath() of the object */
-	int64_t file_mtime_ns;		/* to see a rebuilt object */
+	uint64_t file_size;		/* file_digest(): to see a changed */
+	uint32_t file_crc32;		/* object, whatever its mtime */
 	uint64_t scope_id;		/* 0: system-wide */
 	char scope[PATH_MAX];		/* "/a/b" under cgroupfs_dir */
 	bool dry_run;

@@ -61,8 +61,9 @@ static const struct {
 		"since it was attached, detached policies included (policy list's "
 		"KILLS)" },
 	[F_POLICY_RUNS] = { "oomctl_policy_runs_total", "counter",
-		"Runs of each attached policy's programs, counted by the kernel "
-		"while kernel.bpf_stats_enabled is 1 (policy list's RUNS)" },
+		"Runs of each attached policy, as it counts them itself (nr_runs), "
+		"or as the kernel does while kernel.bpf_stats_enabled is 1; none "
+		"for a policy that counts none (policy list's RUNS)" },
 	[F_PSI_TRIGGER_EVENTS] = { "oomctl_psi_trigger_events_total", "counter",
 		"Events of each kernel-owned PSI trigger, by trigger id, cgroup, "
 		"resource and kind (psi list's EVENTS)" },
@@ -284,7 +285,9 @@ static int add_policy_runs(void)
 		struct policy_stats st;
 
 		policy_stats(&metas[i], &st);
-		err = add(F_POLICY_RUNS, st.runs, "policy", metas[i].name, NULL);
+		if (st.runs_known)
+			err = add(F_POLICY_RUNS, st.runs, "policy",
+				  metas[i].name, NULL);
 	}
 	free(metas);
 	return err;

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "bpffs.h"
 #include "kernel.h"
+#include "oom_explain.h"
 #include "largest_leaf.skel.h"
 #include "oomd.skel.h"
 #include "psi_declare.skel.h"
@@ -71,6 +72,26 @@ static enum policy_hook prog_hook(const struct bpf_program *prog)
 	if (!strcmp(target + 1, "bpf_handle_psi_event"))
 		return HOOK_PSI;
 	return 0;
+}
+
+/*
+ * The object's explain program (oom_explain.h) and its ring, or NULL: loaded
+ * and pinned with the policy, so that policy explain runs the code that is
+ * attached, with its maps. Room for some 14,000 units a run.
+ */
+#define EXPLAIN_PINNED_RING_SIZE	(1U << 20)
+
+static struct bpf_program *explain_prog(struct bpf_object *obj,
+					struct bpf_map **ring)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj,
+							OOM_EXPLAIN_PROG);
+
+	*ring = bpf_object__find_map_by_name(obj, "explain_records");
+	if (!prog || strcmp(bpf_program__section_name(prog), "syscall") ||
+	    !*ring || bpf_map__type(*ring) != BPF_MAP_TYPE_RINGBUF)
+		return NULL;
+	return prog;
 }
 
 /* Set a `const volatile` global of the object before load. */
@@ -245,31 +266,30 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 }
 
 /*
- * Run counts for `policy list`: the kernel counts only while the sysctl is
- * 1. It is system-wide (every BPF program pays for the timing), so say so
- * when we switch it on, and leave it for the admin to switch off: another
- * tool may rely on it by then.
+ * Where the object counts its own runs: the offset of `__u64 nr_runs` in its
+ * .bss, which attach pins as map-bss; -1 if it has none. The kernel's own
+ * run count needs the sysctl kernel.bpf_stats_enabled, which times every
+ * BPF program of the machine: not ours to switch on.
  */
-static void bpf_stats_enable(void)
+static int runs_counter(struct bpf_object *obj, struct bpf_map **bss)
 {
-	static const char sysctl[] = "/proc/sys/kernel/bpf_stats_enabled";
-	char was = '0';
-	int fd;
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	int id;
 
-	fd = open(sysctl, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || read(fd, &was, 1) != 1 || was == '1') {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	if (pwrite(fd, "1", 1, 0) == 1)
-		p_info("Note: set kernel.bpf_stats_enabled=1 (system-wide) so that "
-		       "'policy list' counts runs; 'sysctl kernel.bpf_stats_enabled=0' "
-		       "undoes it");
-	else
-		p_info("Note: cannot set kernel.bpf_stats_enabled=1: 'policy list' "
-		       "shows no runs");
-	close(fd);
+	*bss = bpf_object__find_map_by_name(obj, ".bss");
+	id = btf && *bss ? btf__find_by_name_kind(btf, ".bss", BTF_KIND_DATASEC) : -1;
+	if (id < 0)
+		return -1;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++)
+		if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf,
+				vs->type)->name_off), "nr_runs") &&
+		    vs->size == sizeof(uint64_t))
+			return vs->offset;
+	return -1;
 }
 
 /* The id of the program @fd, or 0 */
@@ -336,10 +356,11 @@ int policy_attach(const struct policy_attach_opts *opts)
 	struct policy_meta meta = {}, other;
 	char dir[PATH_MAX], pin[PATH_MAX + 64];
 	struct bpf_object *obj = NULL;
-	struct bpf_program *prog;
-	struct bpf_map *map;
+	struct bpf_program *prog, *explain;
+	struct bpf_map *map, *explain_ring, *bss;
 	struct timespec now;
 	int err, reg = -1, names, nprogs = 0, nops = 0;
+	bool cgroup_set = false;
 	uint32_t link_id = 0, prog_id = 0;
 
 	err = state_init() ?: state_lock() ?: recorder_ensure();
@@ -357,13 +378,17 @@ int policy_attach(const struct policy_attach_opts *opts)
 		goto out;
 	}
 
+	explain = explain_prog(obj, &explain_ring);
 	bpf_object__for_each_program(prog, obj) {
 		enum policy_hook hook = prog_hook(prog);
 
-		bpf_program__set_autoload(prog, hook != 0);
+		bpf_program__set_autoload(prog, hook != 0 || prog == explain);
 		meta.hooks |= hook;
 		nprogs += hook != 0;
 	}
+	if (explain)
+		bpf_map__set_max_entries(explain_ring, EXPLAIN_PINNED_RING_SIZE);
+	meta.runs_offset = runs_counter(obj, &bss);
 	bpf_object__for_each_map(map, obj)
 		nops += oom_ops_map(obj, map);
 	if (!nprogs) {
@@ -412,8 +437,17 @@ int policy_attach(const struct policy_attach_opts *opts)
 	if (opts->file) {
 		char *abs = realpath(opts->file, NULL);
 
-		snprintf(meta.source, sizeof(meta.source), "%s", abs ?: opts->file);
+		/* The digest of the file libbpf read; a race with its
+		 * replacement makes the next apply attach it again */
+		err = !abs ? -errno :
+		      snprintf(meta.source, sizeof(meta.source), "%s", abs) >=
+		      (int)sizeof(meta.source) ? -ENAMETOOLONG :
+		      file_digest(abs, &meta.source_size, &meta.source_crc32);
 		free(abs);
+		if (err) {
+			p_err("cannot read %s: %s", opts->file, strerror(-err));
+			goto out;
+		}
 	} else {
 		snprintf(meta.source, sizeof(meta.source), "built-in");
 	}
@@ -444,8 +478,6 @@ int policy_attach(const struct policy_attach_opts *opts)
 		bpf_map_update_elem(names, &meta.cookie, meta.name, BPF_ANY);
 		close(names);
 	}
-	if (nops)
-		policy_cgroup_set(&meta, true);
 
 	state_path(dir, sizeof(dir), "policy");
 	mkdir(dir, 0700);
@@ -507,6 +539,31 @@ int policy_attach(const struct policy_attach_opts *opts)
 		if (err)
 			goto unpin;
 	}
+	/* The kernel took it at its cgroup, the only one there: the log may
+	 * name it there now */
+	cgroup_set = nops;
+	if (cgroup_set)
+		policy_cgroup_set(&meta, true);
+	if (meta.runs_offset >= 0) {
+		snprintf(pin, sizeof(pin), "%s/map-bss", dir);
+		err = bpf_map__pin(bss, pin);
+		if (err) {
+			p_err("cannot pin %s: %s", pin, strerror(-err));
+			goto unpin;
+		}
+	}
+	if (explain) {
+		snprintf(pin, sizeof(pin), "%s/explain", dir);
+		err = bpf_program__pin(explain, pin);
+		if (!err) {
+			snprintf(pin, sizeof(pin), "%s/explain_records", dir);
+			err = bpf_map__pin(explain_ring, pin);
+		}
+		if (err) {
+			p_err("cannot pin %s: %s", pin, strerror(-err));
+			goto unpin;
+		}
+	}
 	state_path(pin, sizeof(pin), "policy/%s", meta.name);
 	if (rename(dir, pin)) {
 		err = -errno;
@@ -520,8 +577,6 @@ int policy_attach(const struct policy_attach_opts *opts)
 		goto unpin;
 	}
 
-	bpf_stats_enable();
-
 	out_str("name", "attached policy %s", meta.name);
 	out_u64("prog_id", " (prog id %s", prog_id);
 	out_u64("link_id", ", link id %s)", link_id);
@@ -532,7 +587,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 	goto out;
 unpin:
 	unpin_policy(meta.name);
-	if (nops)
+	if (cgroup_set)
 		policy_cgroup_set(&meta, false);
 	registry_drop(meta.name);
 out:
@@ -574,6 +629,49 @@ int policy_detach(const char *name)
 	return err;
 }
 
+static bool bpf_stats_on(void)
+{
+	char on = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &on, 1) != 1)
+			on = '0';
+		close(fd);
+	}
+	return on == '1';
+}
+
+/* The runs the policy counted itself (runs_counter()), if it does */
+static void policy_own_runs(const struct policy_meta *meta,
+			    struct policy_stats *st)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), zero = 0;
+	char path[PATH_MAX];
+	uint64_t runs;
+	void *bss;
+	int fd;
+
+	if (meta->runs_offset < 0)
+		return;
+	state_path(path, sizeof(path), "policy/%s/map-bss", meta->name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.value_size >= meta->runs_offset + sizeof(runs) &&
+	    (bss = calloc(1, info.value_size))) {
+		if (!bpf_map_lookup_elem(fd, &zero, bss)) {
+			memcpy(&runs, (char *)bss + meta->runs_offset, sizeof(runs));
+			st->runs = runs;
+			st->runs_known = true;
+		}
+		free(bss);
+	}
+	close(fd);
+}
+
 void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
 {
 	uint32_t prog_ids[8], link_ids[8];
@@ -595,6 +693,9 @@ void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
 		if (pfd >= 0)
 			close(pfd);
 	}
+	/* The kernel counts only while kernel.bpf_stats_enabled is 1 */
+	st->runs_known = bpf_stats_on();
+	policy_own_runs(meta, st);
 	kills_fd = state_map_fd("policy_kills");
 	if (kills_fd >= 0) {
 		bpf_map_lookup_elem(kills_fd, &meta->cookie, &st->kills);
@@ -661,7 +762,10 @@ int policy_list(void)
 			  cgroup_path_of_id(metas[i].scope_id, buf, sizeof(buf)) :
 			  "system");
 		table_str(t, policy_mode(&metas[i]));
-		table_u64(t, st.runs);
+		if (st.runs_known)
+			table_u64(t, st.runs);
+		else
+			table_str(t, NULL);
 		table_u64(t, st.kills);
 	}
 	table_close(t);
@@ -695,7 +799,10 @@ int policy_show(const char *name)
 		cgroup_path_of_id(meta.scope_id, buf, sizeof(buf)) : "system");
 	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
 	out_bool("incomplete", "incomplete: %s\n", meta.flags & POLICY_ATTACHING);
-	out_u64("runs", "runs:      %s\n", st.runs);
+	if (st.runs_known)
+		out_u64("runs", "runs:      %s\n", st.runs);
+	else
+		out_str("runs", "runs:      %s\n", NULL);
 	out_u64("missed", "missed:    %s\n", st.missed);
 	out_u64("kills", "kills:     %s\n", st.kills);
 	return 0;

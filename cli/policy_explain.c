@@ -3,15 +3,16 @@
  * killing nothing. The policy's object carries a SEC("syscall") program
  * "explain" (bpf/oom_explain.bpf.h) that calls the very selection function
  * of its OOM hook, reporting every unit it looked at into a ring buffer;
- * here we load that program alone, run it once with BPF_PROG_TEST_RUN and
+ * we run that program once with BPF_PROG_TEST_RUN and
  * rank the records for display. Rank 1 is always the kernel-side choice;
  * the order of the others follows the policy's documented key.
  *
- * State: an attached policy's own maps (oomd's last_pgscan, the scope
- * precedence map) are given to the explain object (bpf_map__reuse_fd), so
- * explain sees the window the hook would use; the program only reads them.
- * A policy that is not attached gets fresh maps: oomd's window is then
- * "since boot" for every unit. Nothing here counts as a run or a kill.
+ * State: an attached policy's explain program was loaded and pinned with it
+ * (policy_backend.c), so it is the code that is attached and it reads the
+ * policy's own maps (oomd's last_pgscan): explain sees the window the hook
+ * would use; the program only reads them. A policy that is not attached is
+ * loaded here with fresh maps: oomd's window is then "since boot" for every
+ * unit. Nothing here counts as a run or a kill.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,13 +41,7 @@ static const struct {
 /* Room for this many units in one run; more are counted as lost */
 #define EXPLAIN_RING_SIZE	(4U << 20)
 
-/* Maps of the object that explain must not share with the attached policy:
- * the event log (explain writes none, so they are made small) and its own
- * ring */
-static const char *const unshared_maps[] = {
-	"oom_events", "oom_events_head", "oom_path_scratch", "explain_records",
-	NULL,
-};
+/* The event log's maps: explain writes none, so they are made small */
 static const char *const log_maps[] = {
 	"oom_events", "oom_events_head", "oom_path_scratch", NULL,
 };
@@ -94,69 +89,6 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/*
- * Give @obj's maps the attached policy @name's maps of the same name and
- * shape: the programs of its links under bpffs_dir/policy/NAME. Returns
- * whether any map was shared.
- */
-static bool share_attached_maps(struct bpf_object *obj, const char *name)
-{
-	uint32_t prog_ids[8];
-	bool shared = false;
-	__u32 len;
-	int n;
-
-	n = policy_link_progs(name, prog_ids, NULL, 8);
-	for (int p = 0; p < n; p++) {
-		struct bpf_prog_info pi = {};
-		uint32_t ids[64];
-		int pfd;
-
-		pfd = bpf_prog_get_fd_by_id(prog_ids[p]);
-		if (pfd < 0)
-			continue;
-		pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
-		pi.map_ids = (uintptr_t)ids;
-		len = sizeof(pi);
-		if (bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
-			close(pfd);
-			continue;
-		}
-		close(pfd);
-		for (uint32_t i = 0; i < pi.nr_map_ids && i < 64; i++) {
-			struct bpf_map_info mi = {};
-			struct bpf_map *map;
-			int mfd = bpf_map_get_fd_by_id(ids[i]);
-
-			len = sizeof(mi);
-			if (mfd < 0)
-				continue;
-			if (bpf_obj_get_info_by_fd(mfd, &mi, &len)) {
-				close(mfd);
-				continue;
-			}
-			/* the kernel keeps 15 characters of a map's name */
-			bpf_object__for_each_map(map, obj) {
-				const char *mn = bpf_map__name(map);
-
-				if (bpf_map__is_internal(map) ||
-				    name_in(mn, unshared_maps) ||
-				    strncmp(mn, mi.name, sizeof(mi.name) - 1) ||
-				    bpf_map__type(map) != mi.type ||
-				    bpf_map__key_size(map) != mi.key_size ||
-				    bpf_map__value_size(map) != mi.value_size ||
-				    bpf_map__max_entries(map) != mi.max_entries)
-					continue;
-				if (!bpf_map__reuse_fd(map, mfd))
-					shared = true;
-				break;
-			}
-			close(mfd);
-		}
-	}
-	return shared;
-}
-
 /* Open @e's object: built-in by name, or the file it was attached from */
 static int explain_open(struct explained *e, struct bpf_object **objp)
 {
@@ -195,15 +127,80 @@ static int explain_open(struct explained *e, struct bpf_object **objp)
 	return 0;
 }
 
+/* Run the explain program @prog_fd once, its records from @ring_fd into @e:
+ * 0, or -errno with e->why */
+static int explain_collect(struct explained *e, int prog_fd, int ring_fd)
+{
+	struct ring_buffer *rb;
+	int err;
+
+	rb = ring_buffer__new(ring_fd, on_record, e, NULL);
+	if (!rb) {
+		err = -errno;
+		snprintf(e->why, sizeof(e->why),
+			 "cannot map the explain ring buffer: %s", strerror(-err));
+		return err;
+	}
+	err = syscall_prog_run(prog_fd, &e->args, sizeof(e->args));
+	if (err) {
+		snprintf(e->why, sizeof(e->why),
+			 "cannot run the explain program of %s: %s", e->name,
+			 strerror(-err));
+		ring_buffer__free(rb);
+		return err;
+	}
+	err = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	err = e->oom ? -ENOMEM : err < 0 ? err : e->args.err;
+	if (err == -ENODEV)
+		snprintf(e->why, sizeof(e->why),
+			 "the OOM's cgroup has no memory controller: memory is not in its parent's cgroup.subtree_control");
+	else if (err)
+		snprintf(e->why, sizeof(e->why), "explain of %s failed: %s",
+			 e->name, strerror(-err));
+	return err;
+}
+
+/*
+ * An attached policy's explain program, pinned with its ring when it was
+ * attached (policy_backend.c): the code that is attached, whatever has
+ * become of its file since, with its maps.
+ */
+static int explain_run_pinned(struct explained *e)
+{
+	char path[PATH_MAX];
+	int prog_fd, ring_fd, err;
+
+	state_path(path, sizeof(path), "policy/%s/explain", e->name);
+	prog_fd = bpf_obj_get(path);
+	state_path(path, sizeof(path), "policy/%s/explain_records", e->name);
+	ring_fd = prog_fd < 0 ? -1 : bpf_obj_get(path);
+	if (prog_fd < 0 || ring_fd < 0) {
+		snprintf(e->why, sizeof(e->why),
+			 "policy %s (%s) was attached without an explain program (its object lacks the SEC(\"syscall\") program %s of oom_explain.bpf.h, or an older oomctl attached it)",
+			 e->name, e->source, OOM_EXPLAIN_PROG);
+		err = -ENOENT;
+	} else {
+		e->state = true;
+		err = explain_collect(e, prog_fd, ring_fd);
+	}
+	if (prog_fd >= 0)
+		close(prog_fd);
+	if (ring_fd >= 0)
+		close(ring_fd);
+	return err;
+}
+
 /* Load @e's explain program and run it once: 0, or -errno reported */
 static int explain_run(struct explained *e)
 {
 	struct bpf_program *prog, *explain = NULL;
-	struct ring_buffer *rb = NULL;
 	struct bpf_object *obj = NULL;
 	struct bpf_map *map;
 	int err;
 
+	if (e->attached)
+		return explain_run_pinned(e);
 	err = explain_open(e, &obj);
 	if (err)
 		return err;
@@ -228,8 +225,6 @@ static int explain_run(struct explained *e)
 		if (name_in(bpf_map__name(map), log_maps) &&
 		    bpf_map__type(map) == BPF_MAP_TYPE_ARRAY)
 			bpf_map__set_max_entries(map, 1);	/* unused: small */
-	if (e->attached)
-		e->state = share_attached_maps(obj, e->name);
 	/* Explain runs alone: no struct_ops map is registered */
 	bpf_object__for_each_map(map, obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
@@ -243,32 +238,10 @@ static int explain_run(struct explained *e)
 			 debug ? "" : " (-d shows the verifier log)");
 		goto out;
 	}
-	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj,
-				"explain_records")), on_record, e, NULL);
-	if (!rb) {
-		err = -errno;
-		snprintf(e->why, sizeof(e->why),
-			 "cannot map the explain ring buffer: %s", strerror(-err));
-		goto out;
-	}
-	err = syscall_prog_run(bpf_program__fd(explain), &e->args,
-			       sizeof(e->args));
-	if (err) {
-		snprintf(e->why, sizeof(e->why),
-			 "cannot run the explain program of %s: %s", e->name,
-			 strerror(-err));
-		goto out;
-	}
-	err = ring_buffer__consume(rb);
-	err = e->oom ? -ENOMEM : err < 0 ? err : e->args.err;
-	if (err == -ENODEV)
-		snprintf(e->why, sizeof(e->why),
-			 "the OOM's cgroup has no memory controller: memory is not in its parent's cgroup.subtree_control");
-	else if (err)
-		snprintf(e->why, sizeof(e->why), "explain of %s failed: %s",
-			 e->name, strerror(-err));
+	err = explain_collect(e, bpf_program__fd(explain),
+			      bpf_map__fd(bpf_object__find_map_by_name(obj,
+					"explain_records")));
 out:
-	ring_buffer__free(rb);
 	bpf_object__close(obj);
 	return err;
 }

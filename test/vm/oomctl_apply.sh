@@ -128,11 +128,17 @@ check "oomd, attached before it, was undone: state as before" \
 check "apply of the good file still keeps all" json '.added == 0 and .kept == 3' \
 	oomctl -j apply $d/two.conf
 
-# --- a rebuilt object is attached anew ------------------------------------------
+# --- a changed object is attached anew, whatever its mtime -----------------------
 old_ll2=$(oomctl -j policy show ll2 | jq .prog_id)
 touch $d/ll2.bpf.o
-check "apply after the object changed" json '.added == 1 and .removed == 1 and .kept == 2' \
-	oomctl -j apply $d/two.conf
+check "apply after the object was touched, not changed: kept" \
+	json '.added == 0 and .kept == 3' oomctl -j apply $d/two.conf
+# an upgrade, as dpkg and install -p do it: new content, the old mtime
+cp "$build/bpf/oomd.bpf.o" $d/new.bpf.o
+touch -r $d/ll2.bpf.o $d/new.bpf.o
+mv $d/new.bpf.o $d/ll2.bpf.o
+check "apply after the object changed, its mtime kept" \
+	json '.added == 1 and .removed == 1 and .kept == 2' oomctl -j apply $d/two.conf
 check "ll2 runs a new program" \
 	json ".prog_id != $old_ll2" oomctl -j policy show ll2
 

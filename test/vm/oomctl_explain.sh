@@ -124,6 +124,28 @@ check "explain of all: the user's copy of largest-leaf acts first, refused is st
 	jqe '.would_act == "myleaf" and .policies[0].name == "myleaf" and .policies[0].verdict == "kill" and .policies[1].name == "refused" and .policies[1].error != null' "$out"
 oomctl policy detach refused >/dev/null
 oomctl policy detach myleaf >/dev/null
+
+# A policy's source path, 200 bytes long, is kept whole
+long=/tmp/$(printf 'd%.0s' $(seq 190))
+mkdir -p "$long"
+cp "$build/bpf/largest_leaf.bpf.o" "$long/mine.bpf.o"
+oomctl policy attach "$long/mine.bpf.o" scope /oomtest >/dev/null
+check "policy show keeps the whole ${#long}-byte path of its source" \
+	json ".source == \"$long/mine.bpf.o\"" oomctl -j policy show mine
+oomctl policy detach mine >/dev/null
+rm -r "$long"
+# Explain runs the code that is attached: the object file may have changed
+# since (an upgrade), or gone
+cp "$build/bpf/largest_leaf.bpf.o" /tmp/mine.bpf.o
+oomctl policy attach /tmp/mine.bpf.o scope /oomtest >/dev/null
+cp "$build/bpf/oomd.bpf.o" /tmp/mine.bpf.o
+check "explain of a policy whose file is now oomd's runs the attached largest-leaf" \
+	json '.policies[0].name == "mine" and (.policies[0].candidates | length > 0 and all(.[]; .cache != null and .pgscan == null))' \
+	oomctl -j policy explain mine /oomtest
+rm /tmp/mine.bpf.o
+check "...and with its file gone" \
+	json '.policies[0].verdict == "kill"' oomctl -j policy explain mine /oomtest
+oomctl policy detach mine >/dev/null
 check "bad syntax exits 2" bash -c "'$OOMCTL' policy explain largest-leaf /oomtest extra 2>/dev/null; test \$? = 2"
 cg_remove /oomtest
 

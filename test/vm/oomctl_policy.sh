@@ -15,8 +15,13 @@ last_kill_json() {	# the newest kill record, as JSON
 }
 
 # --- attach, outlive oomctl, the story --------------------------------------
+stats=$(</proc/sys/kernel/bpf_stats_enabled)
 check "attach the built-in largest-leaf" oomctl policy attach largest-leaf
 check "it is pinned under $pins/policy" test -e "$pins/policy/largest-leaf"
+check "the machine's kernel.bpf_stats_enabled is left as it was ($stats)" \
+	test "$(</proc/sys/kernel/bpf_stats_enabled)" = "$stats"
+check "policy list counts no run yet: the policy counts them itself" \
+	json '.policies[0].runs == 0' oomctl -j policy list
 check "a new oomctl lists it with a program id" \
 	json '.policies[0].prog_id > 0 and .policies[0].name == "largest-leaf"' oomctl -j policy list
 link=$(oomctl -j policy show largest-leaf | jq .link_id)

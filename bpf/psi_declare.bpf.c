@@ -1,51 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * psi-declare: when a memory pressure trigger fires, declare an OOM in the
- * cgroup it watches (system-wide for a trigger on the root cgroup), so that the
- * OOM policy or the kernel's killer frees memory now instead of letting the
- * workload thrash until an allocation finally fails.
+ * psi-declare: a PSI handler (struct bpf_psi_ops) that owns one memory
+ * pressure trigger on the cgroup it is attached to, and declares an OOM in
+ * that cgroup (system-wide on the root cgroup) when the trigger fires: the
+ * cgroup's policy or the kernel's killer frees memory now, instead of the
+ * workload thrashing until an allocation finally fails.
  *
- * Triggers on other resources (cpu, io) are ignored. -EBUSY from
- * bpf_out_of_memory() means an OOM is being handled already: nothing to do.
- *
- * The handler of the BPF OOM RFC's PSI selftest.
+ * `oomctl psi add` attaches one per trigger. The kernel sends the trigger's
+ * events to this handler alone and destroys the trigger when it detaches.
+ * -EBUSY from bpf_out_of_memory() means an OOM is being handled already:
+ * nothing to do.
  */
 #include "oom.bpf.h"
 #include "declare_oom.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u64 scope_cgroup_id;	/* handle triggers in this subtree only */
+/* The trigger, set by oomctl before load: enum psi_states, microseconds */
+const volatile int trigger_state = PSI_MEM_SOME;
+const volatile __u32 trigger_stall_us;
+const volatile __u32 trigger_window_us;
+
+/* Read by oomctl after the attach: the kernel's id of the trigger */
+int trigger_id;
 
 __u64 nr_runs;
 __u64 nr_declared;
 
-SEC("fmod_ret.s/bpf_handle_psi_event")
-int BPF_PROG(psi_declare, struct psi_trigger *t)
+SEC("struct_ops.s/init")
+int BPF_PROG(psi_declare_init, struct bpf_psi *psi)
+{
+	/* Cgroup 0: the one this handler is attached to */
+	int id = bpf_psi_ops_create_trigger(psi, 0, trigger_state,
+					    trigger_stall_us,
+					    trigger_window_us);
+
+	if (id < 0)
+		return id;
+	trigger_id = id;
+	return 0;
+}
+
+SEC("struct_ops.s/handle_psi_event")
+void BPF_PROG(psi_declare_event, struct bpf_psi *psi, struct psi_trigger *t)
 {
 	struct cgroup *cg;
-	u64 cgid = t->cgroup_id;
-	int ret;
 
 	__sync_fetch_and_add(&nr_runs, 1);
-	if (t->state != PSI_MEM_SOME && t->state != PSI_MEM_FULL)
-		return 0;
-	if (!cgroup_in_scope(cgid, scope_cgroup_id))
-		return 0;
-
-	/*
-	 * A trigger names the cgroup it watches; system-wide triggers name
-	 * the root cgroup. Id 0 names none (an event raced the trigger's
-	 * setup on older kernels), and an id that does not resolve is a
-	 * removed cgroup: neither may become a system-wide OOM.
-	 */
-	if (!cgid)
-		return 0;
-	cg = bpf_cgroup_from_id(cgid);
+	/* An id that does not resolve is a cgroup being removed: no OOM */
+	cg = bpf_cgroup_from_id(t->cgroup_id);
 	if (!cg)
-		return 0;
-	ret = declare_oom_in(cg);
-	if (ret > 0)
+		return;
+	if (declare_oom_in(cg) > 0)
 		__sync_fetch_and_add(&nr_declared, 1);
-	return ret > 0;
 }
+
+SEC(".struct_ops.link")
+struct bpf_psi_ops psi_declare = {
+	.init = (void *)psi_declare_init,
+	.handle_psi_event = (void *)psi_declare_event,
+	.name = "psi-declare",
+};

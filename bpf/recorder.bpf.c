@@ -162,9 +162,17 @@ int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 	return 0;
 }
 
-SEC("fentry/bpf_handle_psi_event")
-int BPF_PROG(enter_psi_handler, struct psi_trigger *t)
+/*
+ * Every PSI event handed to bpf passes this work function: the PSI hook's
+ * (the tools' triggers) and each bpf_psi_ops handler's own. The trigger is
+ * the work's container; read through probes, as the verifier cannot follow
+ * container_of() from a trusted pointer.
+ */
+SEC("fentry/psi_bpf_event_workfn")
+int BPF_PROG(record_psi_event, struct work_struct *work)
 {
+	struct psi_trigger *t = (void *)work -
+				bpf_core_field_offset(struct psi_trigger, bpf_work);
 	u32 tid = current_tid();
 	struct oom_event *e;
 	u8 one = 1;
@@ -174,7 +182,7 @@ int BPF_PROG(enter_psi_handler, struct psi_trigger *t)
 	e = oom_event_begin(OOM_EVENT_PSI, &seq);
 	if (!e)
 		return 0;
-	e->cgroup_id = t->cgroup_id;
+	e->cgroup_id = BPF_CORE_READ(t, cgroup_id);
 	if (e->cgroup_id) {
 		/* referenced: the trigger names its cgroup by id only */
 		struct cgroup *cg = bpf_cgroup_from_id(e->cgroup_id);
@@ -184,15 +192,15 @@ int BPF_PROG(enter_psi_handler, struct psi_trigger *t)
 			bpf_cgroup_release(cg);
 		}
 	}
-	e->trigger = t->state;
+	e->trigger = BPF_CORE_READ(t, state);
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	oom_event_commit(e, seq);
 	return 0;
 }
 
-SEC("fexit/bpf_handle_psi_event")
-int BPF_PROG(exit_psi_handler, struct psi_trigger *t, int ret)
+SEC("fexit/psi_bpf_event_workfn")
+int BPF_PROG(end_psi_event, struct work_struct *work)
 {
 	u32 tid = current_tid();
 

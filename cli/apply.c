@@ -135,11 +135,14 @@ static int read_triggers(struct ktrig **ksp)
 
 		unsigned long events;
 
-		/* A PSI handler's own triggers are not the configuration's */
+		/* psi add's triggers are psi-declare's (an older oomctl's
+		 * the PSI hook's, "-"); other handlers' are not the
+		 * configuration's */
 		strcpy(owner, "-");
 		if (sscanf(line, "%u %lu %15s %7s %lu %lu %lu %31s", &k.id, &cg,
 			   res, kind, &stall, &window, &events, owner) < 6 ||
-		    strcmp(res, "memory") || strcmp(owner, "-") ||
+		    strcmp(res, "memory") ||
+		    (strcmp(owner, "-") && strcmp(owner, "psi-declare")) ||
 		    parse_psi_stall(kind, &type))
 			continue;
 		grown = realloc(ks, (n + 1) * sizeof(*ks));
@@ -248,44 +251,26 @@ static int detach(struct run *r, const struct policy_meta *meta)
 
 static int trigger_add(struct run *r, const struct trig *t)
 {
-	struct cgroup_ref cg = { .id = t->cgroup_id };
+	struct cgroup_ref cg;
+	struct done d = { .act = ADD_TRIGGER };
+	int err, id = 0;
 	struct psi_add_opts opts = {
 		.cg = &cg, .type = t->type, .stall_us = t->stall_us,
-		.window_us = t->window_us,
+		.window_us = t->window_us, .id = &id,
 	};
-	struct done d = { .act = ADD_TRIGGER };
-	struct ktrig *before, *after;
-	int nb, na, err;
+	char path[PATH_MAX];
 
-	cgroup_path_of_id(t->cgroup_id, cg.path, sizeof(cg.path));
-	cg.arg = cg.path;
-	nb = read_triggers(&before);
-	if (nb < 0)
-		return nb;
+	cgroup_path_of_id(t->cgroup_id, path, sizeof(path));
+	err = cgroup_parse(path, &cg);
+	if (err)
+		return -EINVAL;
+	cg.id = t->cgroup_id;
 	out_open_object(NULL);
 	err = psi_add(&opts);
 	out_close();
-	na = err ? 0 : read_triggers(&after);
-	if (!err && na < 0)
-		err = na;
-	/* psi_add() says the id only on stdout: the new one of the kernel's */
-	for (int i = 0; !err && i < na && !d.id; i++) {
-		bool old = false;
-
-		for (int j = 0; j < nb; j++)
-			old |= before[j].id == after[i].id;
-		if (!old && trig_eq(&after[i].t, t))
-			d.id = after[i].id;
-	}
-	free(before);
-	if (!err)
-		free(after);
 	if (err)
 		return err;
-	if (!d.id) {
-		p_err("the trigger added on %s is not in %s", cg.path, BPF_TRIGGERS);
-		return -ENOENT;
-	}
+	d.id = id;
 	return record(r, &d) ?: mark_trigger(d.id, t);
 }
 
@@ -514,7 +499,11 @@ static int apply_run(const struct config *conf)
 	goto out;
 undo:
 	out_close();
+	/* The undo's own output, keyed: in JSON a keyless object would
+	 * land in the document's root object */
+	out_open_array("undone");
 	undo(&r);
+	out_close();
 out:
 	free(r.done);
 	free(ours);

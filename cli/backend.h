@@ -88,6 +88,7 @@ struct psi_add_opts {
 	enum psi_stall type;
 	uint64_t stall_us;		/* 0 < stall_us <= window_us */
 	uint64_t window_us;		/* PSI_WINDOW_MIN_US..PSI_WINDOW_MAX_US */
+	int *id;			/* if set, gets the new trigger's id */
 };
 
 int psi_add(const struct psi_add_opts *opts);

@@ -148,6 +148,21 @@ static bool log_stale(void)
 	return stale;
 }
 
+/*
+ * A recorder of an older oomctl that saw PSI events at the PSI hook only,
+ * before handlers owned triggers: its links go, its log stays.
+ */
+#define RECORDER_CURRENT_PROG	"record_psi_event"
+
+static bool recorder_outdated(const char *recorder_dir)
+{
+	char pin[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(pin, sizeof(pin), "%s/" RECORDER_CURRENT_PROG, recorder_dir);
+	return !stat(recorder_dir, &st) && stat(pin, &st);
+}
+
 /* Unpin a stale log and its recorder, for a new one */
 static void drop_stale_log(const char *recorder_dir)
 {
@@ -181,12 +196,14 @@ int recorder_ensure(void)
 
 	if (state_path(dir, sizeof(dir), "recorder"))
 		return -ENAMETOOLONG;
-	if (!stat(dir, &st) && !log_stale())
+	if (!stat(dir, &st) && !log_stale() && !recorder_outdated(dir))
 		return 0;
 	err = state_lock();
 	if (err)
 		return err;
 	drop_stale_log(dir);
+	if (recorder_outdated(dir))
+		state_unpin_dir(dir);
 	err = stat(dir, &st) ? recorder_create(dir) : 0;
 	if (!had_lock)
 		state_unlock();

@@ -1,10 +1,14 @@
 /*
  * What oomctl needs from the running kernel, and how it asks for it
  * (kernel.h): the hooks check, load options, one explanation of a refused
- * load, and test runs of syscall programs.
+ * load, test runs of syscall programs, and our capabilities for messages.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -76,4 +80,16 @@ int syscall_prog_run(int prog_fd, void *ctx, size_t size)
 	/* A syscall program's context is copied back into ctx_in */
 
 	return bpf_prog_test_run_opts(prog_fd, &opts) ? -errno : 0;
+}
+
+bool cap_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
 }

@@ -6,6 +6,8 @@
 #ifndef OOMCTL_KERNEL_H
 #define OOMCTL_KERNEL_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 
 /*
@@ -24,5 +26,8 @@ void open_opts_debug(struct bpf_object_open_opts *opts);
 
 /* BPF_PROG_TEST_RUN of a syscall program on @ctx (in and out). */
 int syscall_prog_run(int prog_fd, void *ctx, size_t size);
+/* Whether capability @cap (CAP_*) is in our effective set: for messages
+ * only, the kernel decides */
+bool cap_effective(int cap);
 
 #endif /* OOMCTL_KERNEL_H */

@@ -1,8 +1,8 @@
 /*
- * policy attach/detach/list/show: OOM policies attached to cgroups (struct
- * bpf_oom_ops, a struct_ops link each) and handlers on the OOM and PSI hooks
- * (fmod_ret links), pinned under bpffs_dir/policy/NAME/ and described in the
- * registry.
+ * policy attach/detach/list/show: OOM policies and PSI handlers attached to
+ * cgroups (struct bpf_oom_ops, struct bpf_psi_ops: a struct_ops link each)
+ * and handlers on the OOM and PSI hooks (fmod_ret links), pinned under
+ * bpffs_dir/policy/NAME/ and described in the registry.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,6 @@
 #include "oom_explain.h"
 #include "largest_leaf.skel.h"
 #include "oomd.skel.h"
-#include "psi_declare.skel.h"
 
 static const struct builtin {
 	const char *name;
@@ -30,7 +29,6 @@ static const struct builtin {
 } builtins[] = {
 	{ "largest-leaf", largest_leaf_bpf__elf_bytes },
 	{ "oomd", oomd_bpf__elf_bytes },
-	{ "psi-declare", psi_declare_bpf__elf_bytes },
 };
 
 const char *policy_builtin_names(const char *sep, char *buf, size_t size)
@@ -55,8 +53,8 @@ static const struct builtin *builtin_find(const char *name)
 
 /*
  * Which hook a program attaches to, from its section: 0 if none of ours. A
- * struct_ops program belongs to a cgroup policy (oom_ops_map()); libbpf
- * loads it with its map.
+ * struct_ops program belongs to a cgroup policy or handler (ops_map_hook()),
+ * which says its hook; libbpf loads it with its map.
  */
 static enum policy_hook prog_hook(const struct bpf_program *prog)
 {
@@ -137,16 +135,26 @@ static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
 	return err;
 }
 
-/* Whether @map is a cgroup policy: a struct_ops map of struct bpf_oom_ops */
-static bool oom_ops_map(const struct bpf_object *obj, const struct bpf_map *map)
+/*
+ * The hook of @map if it is a cgroup's policy or handler: HOOK_OOM for a
+ * struct bpf_oom_ops, HOOK_PSI for a struct bpf_psi_ops; 0 otherwise.
+ */
+static enum policy_hook ops_map_hook(const struct bpf_object *obj,
+				     const struct bpf_map *map)
 {
 	const struct btf *btf = bpf_object__btf(obj);
 	const struct btf_type *t;
+	const char *type;
 
 	if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS || !btf)
-		return false;
+		return 0;
 	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(map));
-	return t && !strcmp(btf__name_by_offset(btf, t->name_off), "bpf_oom_ops");
+	type = t ? btf__name_by_offset(btf, t->name_off) : "";
+	if (!strcmp(type, "bpf_oom_ops"))
+		return HOOK_OOM;
+	if (!strcmp(type, "bpf_psi_ops"))
+		return HOOK_PSI;
+	return 0;
 }
 
 /*
@@ -305,8 +313,9 @@ static uint32_t policy_prog_id(int fd)
  * Attach the cgroup policy @map to @scope's cgroup (the root, i.e. the
  * whole machine, for NULL) and pin its link in @dir. 0 or -errno, reported.
  */
-static int attach_ops(struct bpf_map *map, const struct cgroup_ref *scope,
-		      const char *dir, uint32_t *link_id)
+static int attach_ops(struct bpf_map *map, enum policy_hook hook,
+		      const struct cgroup_ref *scope, const char *dir,
+		      uint32_t *link_id)
 {
 	LIBBPF_OPTS(bpf_struct_ops_opts, ops_opts);
 	char pin[PATH_MAX + 64];
@@ -329,7 +338,7 @@ static int attach_ops(struct bpf_map *map, const struct cgroup_ref *scope,
 	err = link ? 0 : -errno;
 	if (fd >= 0)
 		close(fd);
-	if (err == -EBUSY) {
+	if (err == -EBUSY && hook == HOOK_OOM) {
 		p_err("%s has a policy attached already (oomctl policy list): one a cgroup",
 		      scope ? scope->path : "the root cgroup");
 		return err;
@@ -359,7 +368,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 	struct bpf_program *prog, *explain;
 	struct bpf_map *map, *explain_ring, *bss;
 	struct timespec now;
-	int err, reg = -1, names, nprogs = 0, nops = 0;
+	int err, reg = -1, names, nprogs = 0, nops = 0, noom_ops = 0;
 	bool cgroup_set = false;
 	uint32_t link_id = 0, prog_id = 0;
 
@@ -383,16 +392,22 @@ int policy_attach(const struct policy_attach_opts *opts)
 		enum policy_hook hook = prog_hook(prog);
 
 		bpf_program__set_autoload(prog, hook != 0 || prog == explain);
-		meta.hooks |= hook;
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_STRUCT_OPS)
+			meta.hooks |= hook;
 		nprogs += hook != 0;
 	}
 	if (explain)
 		bpf_map__set_max_entries(explain_ring, EXPLAIN_PINNED_RING_SIZE);
 	meta.runs_offset = runs_counter(obj, &bss);
-	bpf_object__for_each_map(map, obj)
-		nops += oom_ops_map(obj, map);
+	bpf_object__for_each_map(map, obj) {
+		enum policy_hook hook = ops_map_hook(obj, map);
+
+		meta.hooks |= hook;
+		nops += hook != 0;
+		noom_ops += hook == HOOK_OOM;
+	}
 	if (!nprogs) {
-		p_err("%s has no struct bpf_oom_ops, nor an fmod_ret program for bpf_handle_out_of_memory or bpf_handle_psi_event",
+		p_err("%s has no struct bpf_oom_ops or bpf_psi_ops, nor an fmod_ret program for bpf_handle_out_of_memory or bpf_handle_psi_event",
 		      opts->file ?: meta.name);
 		err = -EINVAL;
 		goto out;
@@ -402,7 +417,7 @@ int policy_attach(const struct policy_attach_opts *opts)
 		err = set_rodata(obj, "scope_cgroup_id", &opts->scope->id,
 				 sizeof(uint64_t));
 		if (err && !nops) {
-			p_err("%s cannot be scoped: it has no struct bpf_oom_ops and no 'const volatile __u64 scope_cgroup_id'",
+			p_err("%s cannot be scoped: it has no struct bpf_oom_ops or bpf_psi_ops, and no 'const volatile __u64 scope_cgroup_id'",
 			      meta.name);
 			goto out;
 		}
@@ -533,15 +548,17 @@ int policy_attach(const struct policy_attach_opts *opts)
 		}
 	}
 	bpf_object__for_each_map(map, obj) {
-		if (!oom_ops_map(obj, map))
+		enum policy_hook hook = ops_map_hook(obj, map);
+
+		if (!hook)
 			continue;
-		err = attach_ops(map, opts->scope, dir, &link_id);
+		err = attach_ops(map, hook, opts->scope, dir, &link_id);
 		if (err)
 			goto unpin;
 	}
-	/* The kernel took it at its cgroup, the only one there: the log may
-	 * name it there now */
-	cgroup_set = nops;
+	/* The kernel took its OOM policy at its cgroup, the only one there:
+	 * the log may name it there now */
+	cgroup_set = noom_ops;
 	if (cgroup_set)
 		policy_cgroup_set(&meta, true);
 	if (meta.runs_offset >= 0) {

@@ -1,21 +1,34 @@
 /*
- * psi add/list/del: kernel-owned memory pressure triggers, made and removed
- * by syscall programs (bpf_psi_create_trigger()), listed by the kernel in
- * /proc/pressure/bpf_triggers. They need no process to stay armed.
+ * psi add/list/del: memory pressure triggers that declare an OOM. Each is
+ * owned by a psi-declare handler (struct bpf_psi_ops) attached to its cgroup,
+ * whose link is pinned as bpffs_dir/psi/ID; the kernel lists the triggers
+ * in /proc/pressure/bpf_triggers. They need no process to stay armed.
+ * Triggers that tools made for the PSI hook (bpf_psi_create_trigger()) are
+ * listed and deleted too.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "backend.h"
 #include "bpffs.h"
 #include "kernel.h"
+#include "psi_declare.skel.h"
 #include "psi_trigger.skel.h"
 
 #define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
+/* Where the handlers' links are pinned, by trigger id */
+#define PSI_HANDLERS_DIR	"psi"
+/* The name the handler registers (bpf/psi_declare.bpf.c) */
+#define PSI_DECLARE_NAME	"psi-declare"
 
 /*
  * A value of the kernel's enum psi_states (PSI_MEM_SOME, ...), read from
@@ -123,56 +136,192 @@ static int run_trigger_prog(struct bpf_program *prog, struct psi_trigger_args *a
 	return err;
 }
 
-int psi_add(const struct psi_add_opts *opts)
+/*
+ * A psi-declare handler is detached on purpose: its link's pin removed by
+ * itself would detach only when the kernel's deferred put runs, and psi
+ * list would still show the trigger for a moment.
+ */
+static void handler_detach(const char *pin)
 {
-	struct psi_trigger_args args = {
-		.cgroup_id = opts->cg->id,
-		.threshold_us = opts->stall_us,
-		.window_us = opts->window_us,
-	};
-	struct psi_trigger_bpf *skel;
+	int fd = bpf_obj_get(pin);
+
+	if (fd >= 0) {
+		bpf_link_detach(fd);
+		close(fd);
+	}
+	unlink(pin);
+}
+
+static bool trigger_listed(const struct kernel_trigger *trs, int n, int id)
+{
+	for (int i = 0; i < n; i++)
+		if (trs[i].id == id && !strcmp(trs[i].owner, PSI_DECLARE_NAME))
+			return true;
+	return false;
+}
+
+/*
+ * Under the state lock: drop the pins of handlers whose trigger the kernel
+ * destroyed with its cgroup. They declare nothing any more, and their pin
+ * names an id the kernel may give to the next trigger.
+ */
+static void handlers_gc(const struct kernel_trigger *trs, int n)
+{
+	char dir[PATH_MAX], pin[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d;
+
+	state_path(dir, sizeof(dir), PSI_HANDLERS_DIR);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long id = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end || trigger_listed(trs, n, id))
+			continue;
+		snprintf(pin, sizeof(pin), "%s/%s", dir, de->d_name);
+		handler_detach(pin);
+	}
+	closedir(d);
+}
+
+/* The handler's pin for trigger @id; 0 or -errno, reported */
+static int handler_pin(struct bpf_link *link, int id)
+{
+	char dir[PATH_MAX], pin[PATH_MAX + 32];
 	int err;
 
+	state_path(dir, sizeof(dir), PSI_HANDLERS_DIR);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		p_err("cannot create %s: %s", dir, strerror(errno));
+		return err;
+	}
+	snprintf(pin, sizeof(pin), "%s/%d", dir, id);
+	err = bpf_link__pin(link, pin);
+	if (err == -EEXIST) {
+		/* A handler whose trigger had this id went with its cgroup */
+		handler_detach(pin);
+		err = bpf_link__pin(link, pin);
+	}
+	if (err)
+		p_err("cannot pin %s: %s", pin, strerror(-err));
+	return err;
+}
+
+#define PSI_HANDLER_CAPS \
+	"attaching a PSI handler needs CAP_SYS_ADMIN and CAP_KILL"
+
+/* What the kernel asks of psi-declare: attaching it, and its declares */
+static bool psi_handler_capable(void)
+{
+	return cap_effective(CAP_SYS_ADMIN) && cap_effective(CAP_KILL);
+}
+
+/*
+ * Attach a psi-declare handler to the cgroup; its init arms the trigger.
+ * Crash-safe without a registry: until the pin exists, only our fd holds the
+ * link, and the kernel detaches it (destroying the trigger) when we die.
+ */
+int psi_add(const struct psi_add_opts *opts)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	LIBBPF_OPTS(bpf_struct_ops_opts, attach_opts);
+	struct psi_declare_bpf *skel;
+	struct kernel_trigger *trs;
+	struct bpf_link *link;
+	int state, err, n, id, fd = -1;
+
 	err = psi_state(opts->type == PSI_FULL ? "PSI_MEM_FULL" :
-			"PSI_MEM_SOME", &args.state);
+			"PSI_MEM_SOME", &state);
 	if (err)
 		return err;
 	err = state_init() ?: state_lock() ?: recorder_ensure();
 	if (err)
 		return err;
-	err = trigger_progs_load(&skel);
-	if (err)
-		return err;
-	err = run_trigger_prog(skel->progs.psi_trigger_create, &args);
-	psi_trigger_bpf__destroy(skel);
-	if (err)
-		return err;
-	switch (args.ret) {
+	n = kernel_triggers_read(&trs);
+	if (n < 0)
+		return n;
+	handlers_gc(trs, n);
+	free(trs);
+
+	open_opts_debug(&open_opts);
+	skel = psi_declare_bpf__open_opts(&open_opts);
+	if (!skel)
+		return load_failed("the psi-declare handler", -errno);
+	skel->rodata->trigger_state = state;
+	skel->rodata->trigger_stall_us = opts->stall_us;
+	skel->rodata->trigger_window_us = opts->window_us;
+	err = psi_declare_bpf__load(skel);
+	if (err && !psi_handler_capable()) {
+		/* The verifier refuses bpf_out_of_memory() without CAP_KILL */
+		p_err(PSI_HANDLER_CAPS);
+		goto out;
+	}
+	if (err) {
+		err = load_failed("the psi-declare handler", err);
+		goto out;
+	}
+
+	/* The root cgroup's handlers take no target */
+	if (opts->cg->id != 1) {
+		fd = open(opts->cg->fspath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			p_err("cannot open %s: %s", opts->cg->fspath, strerror(errno));
+			goto out;
+		}
+		attach_opts.flags = BPF_F_CGROUP_FD;
+		attach_opts.target_fd = fd;
+	}
+	/* By name: the skeleton generator may predate struct_ops maps */
+	link = bpf_map__attach_struct_ops_opts(
+		bpf_object__find_map_by_name(skel->obj, "psi_declare"),
+		&attach_opts);
+	err = link ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	switch (err) {
+	case 0:
+		break;
 	case -ENOENT:
 		p_err("cgroup '%s' is gone", opts->cg->arg);
-		return -ENOENT;
+		goto out;
 	case -EOPNOTSUPP:
 		p_err("pressure stall information is disabled in this kernel (psi=0?)");
-		return -EOPNOTSUPP;
+		goto out;
 	case -ENOSPC:
 		p_err("too many triggers: the kernel keeps at most 1024 (oomctl psi del)");
-		return -ENOSPC;
+		goto out;
 	case -EPERM:
-		p_err("creating a PSI trigger needs CAP_SYS_RESOURCE and CAP_KILL");
-		return -EPERM;
+		p_err(PSI_HANDLER_CAPS);
+		goto out;
 	default:
-		if (args.ret < 0) {
-			p_err("the kernel refused the trigger: %s", strerror(-args.ret));
-			return args.ret;
-		}
+		p_err("the kernel refused the trigger: %s", strerror(-err));
+		goto out;
 	}
-	out_u64("id", "added trigger %s", args.ret);
+	id = skel->bss->trigger_id;
+	err = handler_pin(link, id);
+	/* The pin holds the link now; closing our fd must not detach */
+	if (!err)
+		bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	if (err)
+		goto out;
+
+	if (opts->id)
+		*opts->id = id;
+	out_u64("id", "added trigger %s", id);
 	out_str("cgroup", " on %s:", opts->cg->path);
 	out_str("kind", " memory %s", psi_stall_str(opts->type));
 	out_usec("stall_us", " %s",  opts->stall_us);
 	out_usec("window_us", " per %s", opts->window_us);
 	out_newline();
-	return 0;
+out:
+	psi_declare_bpf__destroy(skel);
+	return err;
 }
 
 /* psi list's columns: the one model of its text and JSON output */
@@ -221,8 +370,9 @@ int psi_list(void)
 
 int psi_del(const struct psi_del_opts *opts)
 {
-	struct psi_trigger_bpf *skel;
+	struct psi_trigger_bpf *skel = NULL;
 	struct kernel_trigger *trs;
+	char pin[PATH_MAX + 32];
 	int n, err, deleted = 0;
 
 	err = state_init() ?: state_lock();
@@ -231,11 +381,7 @@ int psi_del(const struct psi_del_opts *opts)
 	n = kernel_triggers_read(&trs);
 	if (n < 0)
 		return n;
-	err = trigger_progs_load(&skel);
-	if (err) {
-		free(trs);
-		return err;
-	}
+	handlers_gc(trs, n);
 	out_open_array("deleted");
 	for (int i = 0; i < n; i++) {
 		struct psi_trigger_args args = { .id = trs[i].id };
@@ -243,27 +389,38 @@ int psi_del(const struct psi_del_opts *opts)
 		if (opts->cg ? trs[i].cgroup_id != opts->cg->id :
 			       (uint32_t)trs[i].id != opts->id)
 			continue;
-		/* A handler's trigger goes with the handler, never by id */
-		if (trs[i].owner[0]) {
+		state_path(pin, sizeof(pin), PSI_HANDLERS_DIR "/%d", trs[i].id);
+		if (!strcmp(trs[i].owner, PSI_DECLARE_NAME) && !access(pin, F_OK)) {
+			/* Ours: the trigger goes with its handler */
+			handler_detach(pin);
+		} else if (trs[i].owner[0]) {
+			/* Another tool's handler: it goes when that detaches */
 			if (opts->cg)
 				continue;
 			p_err("trigger %d belongs to the PSI handler %s: it goes when that handler detaches",
 			      trs[i].id, trs[i].owner);
 			err = -EBUSY;
 			break;
-		}
-		err = run_trigger_prog(skel->progs.psi_trigger_destroy, &args);
-		if (err)
-			break;
-		/* -ENOENT: gone meanwhile (cgroup removed), as good as deleted */
-		if (args.ret && args.ret != -ENOENT) {
-			err = args.ret;
-			if (err == -EPERM)
-				p_err("deleting a PSI trigger needs CAP_SYS_RESOURCE and CAP_KILL");
-			else
-				p_err("cannot delete trigger %d: %s", trs[i].id,
-				      strerror(-args.ret));
-			break;
+		} else {
+			/* A tool's, on the PSI hook (an older oomctl's too) */
+			if (!skel) {
+				err = trigger_progs_load(&skel);
+				if (err)
+					break;
+			}
+			err = run_trigger_prog(skel->progs.psi_trigger_destroy, &args);
+			if (err)
+				break;
+			/* -ENOENT: gone meanwhile (cgroup removed), as good as deleted */
+			if (args.ret && args.ret != -ENOENT) {
+				err = args.ret;
+				if (err == -EPERM)
+					p_err("deleting a PSI trigger needs CAP_SYS_RESOURCE and CAP_KILL");
+				else
+					p_err("cannot delete trigger %d: %s", trs[i].id,
+					      strerror(-args.ret));
+				break;
+			}
 		}
 		out_u64(NULL, "deleted trigger %s\n", trs[i].id);
 		deleted++;

@@ -14,7 +14,7 @@
 # Killers, each set up the way an admin would, then given 3 s to settle,
 # and more, up to 20 s, until their RSS holds still (within 2% over 1 s:
 # a daemon in Python takes seconds to start under TCG):
-# - oomctl: oomctl apply of largest-leaf, psi-declare and a PSI trigger on /
+# - oomctl: oomctl apply of largest-leaf and a PSI trigger on / (its psi-declare handler)
 #   (some 50ms 500ms); apply also starts the event log's recorder. Its
 #   programs and maps stay pinned under /sys/fs/bpf/oomctl, no process runs.
 # - systemd-oomd, earlyoom, nohang: their Debian units (masked at boot by
@@ -197,8 +197,7 @@ setup() {	# setup KILLER
 	current=$k
 	case $k in
 	oomctl)
-		printf '%s\n' "policy attach largest-leaf" "psi add / some 50ms 500ms" \
-			"policy attach psi-declare" >"$tmp/oomctl.conf"
+		printf '%s\n' "policy attach largest-leaf" "psi add / some 50ms 500ms" >"$tmp/oomctl.conf"
 		: >"$tmp/empty.conf"
 		"$oomctl" apply "$tmp/oomctl.conf" >&2 || die "oomctl apply failed"
 		;;

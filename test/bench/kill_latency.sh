@@ -19,16 +19,18 @@
 #
 # The killers, each alone (the daemons' units are masked at boot by
 # test/vm/init-systemd; we unmask the one we measure and mask it again):
-#   ours          oomctl policy attach psi-declare, and per cell
-#                 oomctl psi add CGROUP some 50ms 500ms on the workload's
-#                 cgroups (W2: its whole scope). Not the root for W2: an
+#   ours          per cell, oomctl psi add CGROUP some 50ms 500ms on the
+#                 workload's cgroups (W2: its whole scope): a psi-declare
+#                 handler each, owning its trigger. Not the root for W2: an
 #                 event that comes after a kill has freed memory still
 #                 declares a system-wide OOM, whose victim is then a
 #                 bystander (it was this guest's init: README's Benchmark).
-#   ours-fd       psi-declare, with the trigger written to CGROUP's
-#                 memory.pressure by a process that holds it open, as the
-#                 RFC's handlers used them. Our kernel sends a file's trigger
-#                 only to its poller (kernel/patches/0009): this cell shows it.
+#   ours-fd       the trigger written to CGROUP's memory.pressure by a
+#                 process that holds it open, as the RFC's handlers used
+#                 them, with a psi-declare handler attached (on an empty
+#                 cgroup, whose own trigger never fires). Our kernel sends a
+#                 file's trigger only to its poller (kernel/patches/0009):
+#                 this cell shows it.
 #   rfc           test/bench/rfc's loader: the RFC's handler on a trigger it
 #                 holds open, on the RFC kernel (BENCH_RFC_BIN: its build)
 #   systemd-oomd  Debian's 252 at its most aggressive documented settings:
@@ -167,7 +169,10 @@ printf '[OOM]\nDefaultMemoryPressureDurationSec=1s\n' \
 
 for k in $killers; do
 	case $k in
-	ours | ours-fd) "$oomctl" policy attach psi-declare >/dev/null ;;
+	ours) ;;
+	ours-fd) mkdir -p /sys/fs/cgroup/bench-idle
+		"$oomctl" psi add /bench-idle some 100ms 1s >/dev/null ||
+			die "ours-fd: cannot attach a psi-declare handler" ;;
 	rfc) [ -x "${BENCH_RFC_BIN:-}/rfc_psi_handler" ] ||
 		die "rfc: no \$BENCH_RFC_BIN/rfc_psi_handler (test/bench/rfc/build.sh)" ;;
 	systemd-oomd) daemon_start systemd-oomd.service systemd-oomd.socket ;;
@@ -177,7 +182,8 @@ for k in $killers; do
 	esac
 	for w in $workloads; do cell "$k" "$w"; done
 	case $k in
-	ours | ours-fd) "$oomctl" policy detach psi-declare >/dev/null ;;
+	ours-fd) "$oomctl" psi del /bench-idle >/dev/null
+		rmdir /sys/fs/cgroup/bench-idle ;;
 	systemd-oomd | earlyoom | nohang)
 		# What the daemon said it did, for the record. By its identifier
 		# too: the lines of a daemon restarted per run can reach journald

@@ -150,7 +150,7 @@ is "$tmp/objs" "--cgroupfs $tmp/ob"
 is "" "--json=x"
 
 # policies: built in for attach, with object files and folders
-is "largest-leaf oomd psi-declare" "policy attach "
+is "largest-leaf oomd" "policy attach "
 is "$tmp/objs/p.bpf.o $tmp/objs/sub" "policy attach $tmp/objs/"
 is "dry-run scope" "policy attach oomd "
 is "scope" "policy attach oomd dry-run "

@@ -35,7 +35,6 @@ cg_remove /oomtest
 step "3. Pressure declares the OOM: a PSI trigger no process holds"
 cg_make /psitest/cg1; cg_make /psitest/cg2
 echo 40M > $CG/psitest/cg2/memory.high
-run oomctl policy attach psi-declare
 run oomctl psi add /psitest/cg2 some 100ms 1s
 run oomctl psi list
 echo "cg2's hog wants 500M but is throttled at memory.high=40M..."
@@ -44,7 +43,6 @@ victim=$(hog_go /psitest/cg2 500 0)
 wait_dead "$victim" 60 && echo "cg2's hog was killed; cg1's is $(alive "$keep" && echo alive)"
 run oomctl event list count 4
 run oomctl psi list
-run oomctl policy detach psi-declare
 cg_remove /psitest
 echo "(removing /psitest removed its trigger too)"
 run oomctl psi list

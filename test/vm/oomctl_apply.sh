@@ -15,10 +15,12 @@ pins=/sys/fs/bpf/oomctl
 cg_remove /apply
 cg_make /apply/a
 cg_make /apply/b
+cg_make /apply/h
 d=/tmp/apply
 rm -rf $d && mkdir -p $d
 cp "$build/bpf/largest_leaf.bpf.o" $d/ll2.bpf.o
 cp "$build/bpf/bad_policy.bpf.o" $d/bad.bpf.o
+cp "$build/bpf/oomd.bpf.o" $d/hand.bpf.o
 
 # state: the policies (name, prog, scope, mode) and the triggers, as JSON
 state() {
@@ -37,12 +39,14 @@ same_state() {
 	local now
 	now="$(state)
 $(find $pins | sort)"
-	[ "$now" = "$1" ] || { diff <(echo "$1") <(echo "$now"); return 1; }
+	# files: the guest's devtmpfs has no /dev/fd for <(...)
+	[ "$now" = "$1" ] || { echo "$1" >$d/was; echo "$now" >$d/now
+		diff $d/was $d/now; return 1; }
 }
 snapshot() { state; find $pins | sort; }
 
 # --- by hand, before any configuration: apply must leave these alone --------
-oomctl policy attach psi-declare >/dev/null || bail "attach psi-declare by hand"
+oomctl policy attach $d/hand.bpf.o scope /apply/h >/dev/null || bail "attach hand.bpf.o by hand"
 hand_trig=$(oomctl -j psi add /apply/a some 300ms 2s | jq -r .id)
 
 # --- a first configuration --------------------------------------------------
@@ -54,7 +58,7 @@ policy attach oomd dry-run
 psi add /apply/b some 150ms 1s   # the trigger
 CONF
 check "--check passes" oomctl apply --check $d/one.conf
-check "--check attached nothing" has '(.p | map(.name)) == ["psi-declare"]'
+check "--check attached nothing" has '(.p | map(.name)) == ["hand"]'
 check "apply attaches it" json '.added == 3 and .kept == 0 and .removed == 0' \
 	oomctl -j apply $d/one.conf
 check "largest-leaf is scoped to /apply/a and kills" \
@@ -64,7 +68,7 @@ check "oomd is attached dry-run, system-wide" \
 check "the trigger is on /apply/b: some 150ms per 1s" \
 	has 'any(.t[]; .cgroup == "/apply/b" and .kind == "some" and .stall_us == 150000 and .window_us == 1000000)'
 check "the hand-attached policy and trigger are still there" \
-	has "any(.p[]; .name == \"psi-declare\") and any(.t[]; .id == $hand_trig)"
+	has "any(.p[]; .name == \"hand\") and any(.t[]; .id == $hand_trig)"
 check "the event recorder is pinned" test -d $pins/recorder
 before=$(snapshot)
 
@@ -85,10 +89,10 @@ check "a scope that does not exist fails" fails oomctl apply $d/broken2.conf
 check "... and nothing changed" same_state "$before"
 
 # --- a conflict with a policy attached by hand ---------------------------------
-printf 'policy attach psi-declare dry-run\n' >$d/conflict.conf
+printf 'policy attach %s dry-run\n' $d/hand.bpf.o >$d/conflict.conf
 out=$(oomctl apply $d/conflict.conf 2>&1); rc=$?
 check "a hand-attached policy with other options: exit 1 ($rc)" test "$rc" = 1
-check "... named with its line" grep -q "^Error: $d/conflict.conf:1: policy psi-declare is attached by hand" <<<"$out"
+check "... named with its line" grep -q "^Error: $d/conflict.conf:1: policy hand is attached by hand" <<<"$out"
 check "... and nothing changed" same_state "$before"
 
 # --- a change: in force after apply -------------------------------------------
@@ -107,7 +111,7 @@ check "oomd, no longer configured, is detached" has 'all(.p[]; .name != "oomd")'
 check "the old trigger is gone, the new one is there" \
 	has 'all(.t[]; .kind != "some" or .cgroup != "/apply/b") and any(.t[]; .cgroup == "/apply/b" and .kind == "full" and .stall_us == 200000 and .window_us == 2000000)'
 check "the hand-attached policy and trigger stay" \
-	has "any(.p[]; .name == \"psi-declare\") and any(.t[]; .id == $hand_trig)"
+	has "any(.p[]; .name == \"hand\") and any(.t[]; .id == $hand_trig)"
 before=$(snapshot)
 
 # --- a policy that fails to load, after a good one: all undone ------------------
@@ -125,6 +129,10 @@ check "the verifier's refusal fails apply ($rc)" test "$rc" = 1
 check "... saying which line" grep -q "^$d/half.conf:6: this line failed" <<<"$out"
 check "oomd, attached before it, was undone: state as before" \
 	same_state "$before"
+out=$(oomctl -j apply $d/half.conf 2>&1); rc=$?
+check "the same with -j: exit 1 ($rc), one JSON error" \
+	jqe '.error | test("bad_policy|bad|verif|load"; "i")' "$out"
+check "... and the state as before" same_state "$before"
 check "apply of the good file still keeps all" json '.added == 0 and .kept == 3' \
 	oomctl -j apply $d/two.conf
 
@@ -165,13 +173,13 @@ out=$(unshare -m bash $d/dropin.sh $d "$OOMCTL" 0 2>/dev/null)
 check "the default file and a .conf drop-in apply; a .txt is not read" \
 	jqe '.files == 2 and .added == 1 and .kept == 1 and .removed == 2' "$out"
 check "... in force: largest-leaf and oomd; ll2 and the trigger are gone" \
-	has '(.p | map(.name)) == ["largest-leaf", "oomd", "psi-declare"] and all(.t[]; .cgroup != "/apply/b")'
+	has '(.p | map(.name)) == ["hand", "largest-leaf", "oomd"] and all(.t[]; .cgroup != "/apply/b")'
 
 # --- an empty file: ours go, the hand-attached stay ------------------------------
 : >$d/empty.conf
 check "apply an empty file" json '.removed == 2' oomctl -j apply $d/empty.conf
 check "only what was attached by hand is left" \
-	has "(.p | map(.name)) == [\"psi-declare\"] and (.t | map(.id)) == [$hand_trig]"
+	has "(.p | map(.name)) == [\"hand\"] and (.t | map(.id)) == [$hand_trig]"
 # oomd attached by hand now has the name apply once attached: not apply's
 oomctl policy attach oomd >/dev/null
 check "a policy attached by hand under a name apply once used stays" \
@@ -179,7 +187,7 @@ check "a policy attached by hand under a name apply once used stays" \
 check "... attached" has 'any(.p[]; .name == "oomd")'
 oomctl policy detach oomd >/dev/null
 
-oomctl policy detach psi-declare >/dev/null
+oomctl policy detach hand >/dev/null
 oomctl psi del "$hand_trig" >/dev/null
 cg_remove /apply
 done_checks

@@ -2,7 +2,8 @@
 # oomctl's state in bpffs holds when oomctl dies mid-way (OOM-killed, say)
 # and when first uses race. Killed at any bpf() call of an attach, oomctl
 # leaves either nothing (no pin, no link) or a policy that policy list shows
-# and that detach removes whole; either way the policy attaches again.
+# and that detach removes whole; either way the policy attaches again. The
+# same for psi add: no trigger left, or one that psi del removes.
 # Usage (in the guest): oomctl_crash.sh BUILD_DIR
 set -u
 build=${1:?usage: oomctl_crash.sh BUILD_DIR}
@@ -76,6 +77,66 @@ check "killed at each of $tried calls: nothing left, or a listed policy detach r
 check "...some kills left a listed policy (the test reached the pins)" test "$listed" -gt 0
 check "...and then it attaches again" oomctl policy attach largest-leaf
 check "...and detaches" oomctl policy detach largest-leaf
+
+# psi add, killed at each bpf() call from its last program load on: the
+# handler's link is only our fd's until it is pinned, so the kernel
+# detaches it, and its trigger goes, when oomctl dies; or it is pinned, and
+# psi del removes it. The kernel puts a closed link from a work item: wait
+# for it. Cgroup /crash has no pressure, so the trigger never fires.
+cg_make /crash
+triggers() { jq '[.triggers[] | select(.cgroup == "/crash")] | length' <<<"$(oomctl -j psi list)"; }
+# psi_settled: as many triggers listed on /crash as handlers pinned
+psi_settled() {
+	local i
+	for i in $(seq 30); do
+		[ "$(triggers)" = "$(pins "$STATE/psi" | wc -l)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+psi_killed_at() {
+	(strace -f -o /dev/null -e trace=bpf -e inject=bpf:signal=SIGKILL:when="$1" \
+		"$OOMCTL" psi add /crash some 100ms 1s >/dev/null 2>&1; true) 2>/dev/null
+	psi_settled || { VERDICT="$(triggers) triggers, $(pins "$STATE/psi" | wc -l) pins"; return 1; }
+	if [ "$(triggers)" = 1 ]; then
+		VERDICT=listed
+		oomctl psi del /crash >/dev/null || { VERDICT="listed, psi del failed"; return 1; }
+	else
+		VERDICT=nothing
+	fi
+	psi_settled && [ "$(triggers)" = 0 ] || { VERDICT+=", $(triggers) triggers left"; return 1; }
+	[ "$(links)" = "$BASE_LINKS" ] || { VERDICT+=", $(links) links, $BASE_LINKS before"; return 1; }
+}
+check "psi add, traced, not killed, adds the trigger" \
+	strace -f -o "$tmp/trace" -e trace=bpf "$OOMCTL" psi add /crash some 100ms 1s
+check "...which psi del removes" oomctl psi del /crash
+calls=$(grep -c 'bpf(' "$tmp/trace")
+first=$(grep 'bpf(' "$tmp/trace" | grep -n 'BPF_PROG_LOAD' | tail -n 1 | cut -d: -f1)
+first=${first:-1}
+bad= listed=0 tried=0
+for n in $(seq "$first" "$calls"); do
+	tried=$((tried + 1))
+	psi_killed_at "$n" || bad+=" $n ($VERDICT)"
+	[[ $VERDICT = listed* ]] && listed=$((listed + 1))
+done
+check "psi add killed at each of its last $tried calls: no trigger left, or one psi del removes ($listed listed)${bad:+; failed at$bad}" \
+	test -z "$bad"
+# Killed at its pin, the commit point, and at every call before: nothing
+check "...the last of them is the pin" \
+	test "$(grep 'bpf(' "$tmp/trace" | tail -n 1 | grep -c BPF_OBJ_PIN)" = 1
+check "...and the calls tried include the attach (BPF_LINK_CREATE)" \
+	bash -c "grep 'bpf(' '$tmp/trace' | tail -n $tried | grep -q BPF_LINK_CREATE"
+cg_remove /crash
+
+# A recorder an older oomctl pinned (its PSI program had another name) is
+# replaced on first use, the log kept
+events=$(oomctl -j event list | jq '.events | length')
+mv "$STATE/recorder/record_psi_event" "$STATE/recorder/enter_psi_handler"
+check "an older recorder: event list still reads the log ($events events)" \
+	json ".events | length == $events" oomctl -j event list
+check "...and its links were replaced by the current ones" \
+	test -e "$STATE/recorder/record_psi_event" -a ! -e "$STATE/recorder/enter_psi_handler"
+check "...as many as before" test "$(links)" = "$BASE_LINKS"
 
 rm -rf "$tmp"
 done_checks

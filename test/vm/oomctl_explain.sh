@@ -109,7 +109,7 @@ check "explain of oomd not attached: the window is since boot" \
 # --- bad input: one line, non-zero -------------------------------------------
 check "unknown policy" fails oomctl policy explain no-such-policy
 check "a cgroup that does not exist" fails oomctl policy explain largest-leaf /nothere
-check "psi-declare chooses no OOM victim" fails oomctl policy explain psi-declare
+check "psi-declare, a PSI handler now, is no policy to explain" fails oomctl policy explain psi-declare
 # a user's object without the explain program: it can be attached, not
 # explained; a copy of a built-in's object carries its explain program
 cp "$build/bpf/refused_kill.bpf.o" /tmp/refused.bpf.o

@@ -1,8 +1,10 @@
 #!/bin/bash
-# oomctl psi: a trigger added by oomctl stays armed after oomctl exits and,
-# with the psi-declare handler attached, declares the OOM that kills the
-# throttled cgroup's hog (the RFC's PSI selftest through oomctl). Triggers
-# are listed, deleted, go away with their cgroup; bad input is refused.
+# oomctl psi: a trigger added by oomctl belongs to the psi-declare handler
+# oomctl attached to its cgroup (struct bpf_psi_ops), stays armed after
+# oomctl exits, and declares the OOM that kills the throttled cgroup's hog
+# (the RFC's PSI selftest through oomctl). Triggers are listed, deleted, go
+# away with their cgroup, and their handlers with them; bad input is
+# refused. A user's own bpf_psi_ops object attaches with policy attach.
 # Usage (in the guest): oomctl_psi.sh BUILD_DIR
 set -u
 build=${1:?usage: oomctl_psi.sh BUILD_DIR}
@@ -25,13 +27,16 @@ check "deleting an unknown id" fails oomctl psi del 999999
 check "nothing was created" json '.triggers == []' oomctl -j psi list
 
 # --- add, list, outlive oomctl, fire ------------------------------------------
-check "attach the psi-declare handler" oomctl policy attach psi-declare
+check "psi-declare is no policy of its own any more" fails oomctl policy attach psi-declare
 out=$(oomctl -j psi add /psitest/cg2 some 100ms 1s)
 id=$(jq -r .id <<<"$out")
 check "psi add returns a trigger id ($id)" test "$id" -gt 0
 check "psi list shows it on /psitest/cg2" \
 	json "[.triggers[] | select(.id == $id) | .cgroup] == [\"/psitest/cg2\"]" oomctl -j psi list
 check "the kernel lists it" grep -q "^$id " /proc/pressure/bpf_triggers
+check "it belongs to the psi-declare handler" \
+	json "any(.triggers[]; .id == $id and .owner == \"psi-declare\")" oomctl -j psi list
+check "the handler's link is pinned by the trigger's id" test -e /sys/fs/bpf/oomctl/psi/$id
 
 cg1=$(hog_start /psitest/cg1 100 0)
 cg2=$(hog_go /psitest/cg2 500 0)
@@ -62,6 +67,22 @@ id4=$(oomctl -j psi add /psitest/cg2 some 150ms 1s | jq -r .id)
 cg_remove /psitest
 check "removing the cgroup removed its trigger" bash -c "! grep -q '^$id4 ' /proc/pressure/bpf_triggers"
 check "psi list is empty" json '.triggers == []' oomctl -j psi list
-oomctl policy detach psi-declare >/dev/null
+check "psi del drops the handler whose cgroup went" \
+	bash -c "! oomctl psi del $id4 2>/dev/null && ! test -e /sys/fs/bpf/oomctl/psi/$id4"
+
+# --- a user's own handler: a bpf_psi_ops object, by policy attach ------------
+cg_make /psiown
+check "attach a bpf_psi_ops object to /psiown" \
+	oomctl policy attach "$build/bpf/psi_own_handler.bpf.o" scope /psiown
+check "policy list shows it on /psiown, hook psi" \
+	json '[.policies[] | select(.name == "psi_own_handler") | [.scope, .hook]] == [["/psiown", "psi"]]' \
+	oomctl -j policy list
+check "its init armed its trigger on /psiown" \
+	json '[.triggers[] | select(.owner == "own-handler") | .cgroup] == ["/psiown"]' oomctl -j psi list
+check "psi del refuses another handler's trigger" \
+	fails oomctl psi del "$(oomctl -j psi list | jq '.triggers[0].id')"
+check "detaching it removes its trigger" oomctl policy detach psi_own_handler
+check "psi list is empty again" json '.triggers == []' oomctl -j psi list
+cg_remove /psiown
 
 done_checks

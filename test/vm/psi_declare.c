@@ -4,7 +4,7 @@
  * no swap; its hog wants 500 MiB, so it is throttled and the cgroup's memory
  * pressure rises, and with it the system's. cg1's hog holds 100 MiB with no
  * limit. Only kernel-owned triggers (bpf_psi_create_trigger()) reach the
- * psi-declare handler:
+ * handler on the PSI hook (progs/psi_hook_declare.bpf.c):
  *
  *   --kernel-trigger  a "some 100ms per 1s" trigger on cg2, with no fd held:
  *                     the handler declares an OOM in cg2, whose hog must die
@@ -37,7 +37,7 @@
 
 #include "scenario.h"
 #include "oom_shared.h"
-#include "psi_declare.skel.h"
+#include "psi_hook_declare.skel.h"
 #include "psi_trigger.skel.h"
 #include "psi_work_probe.skel.h"
 
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 			 !strcmp(arg, "--fd-trigger") ? FD_TRIGGER : -1;
 	bool in_kernel = mode == KERNEL_TRIGGER || mode == SYSTEM_TRIGGER;
 	bool kernel_trig = in_kernel || mode == NO_HANDLER;
-	struct psi_declare_bpf *skel = NULL;
+	struct psi_hook_declare_bpf *skel = NULL;
 	struct bpf_object *rfc_obj = NULL;
 	struct bpf_link *rfc_link = NULL;
 	struct psi_trigger_bpf *trig = NULL;
@@ -199,9 +199,9 @@ int main(int argc, char **argv)
 		if (!rfc_link)
 			bail("cannot attach the RFC's test_psi_event");
 	} else if (mode != NO_HANDLER) {
-		skel = psi_declare_bpf__open_and_load();
-		if (!skel || psi_declare_bpf__attach(skel))
-			bail("cannot load and attach the psi-declare handler");
+		skel = psi_hook_declare_bpf__open_and_load();
+		if (!skel || psi_hook_declare_bpf__attach(skel))
+			bail("cannot load and attach the PSI hook handler");
 	}
 	probe = psi_work_probe_bpf__open_and_load();
 	if (!probe || psi_work_probe_bpf__attach(probe))
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
 	      probe->data->worker_nice);
 out:
 	/* Detach first: a system-wide trigger outlives the cgroups */
-	psi_declare_bpf__destroy(skel);
+	psi_hook_declare_bpf__destroy(skel);
 	bpf_link__destroy(rfc_link);
 	bpf_object__close(rfc_obj);
 	hogs_kill(hogs, 2);

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Triggers written to pressure files never reach bpf PSI handlers (issue 9,
-# b). With psi-declare attached by root, user nobody arms "some 150ms per 2s"
-# on /proc/pressure/memory and on /psiu/cg2/memory.pressure (chowned to it)
-# and holds the fds while cg2's hog thrashes under memory.high: nothing may
-# be declared or killed. Then a kernel-owned trigger on cg2 (oomctl psi add)
-# does reach the handler, which declares the OOM that kills cg2's hog.
+# b). With a psi-declare handler attached by root (oomctl psi add on cg1,
+# which has no pressure), user nobody arms "some 150ms per 2s" on
+# /proc/pressure/memory and on /psiu/cg2/memory.pressure (chowned to it) and
+# holds the fds while cg2's hog thrashes under memory.high: nothing may be
+# declared or killed. Then root's trigger on cg2 (oomctl psi add) does reach
+# its handler, which declares the OOM that kills cg2's hog.
 # Usage (in the guest): psi_unprivileged.sh BUILD_DIR
 set -u
 build=${1:?usage: psi_unprivileged.sh BUILD_DIR}
@@ -21,7 +22,8 @@ cg_make /psiu/cg2
 echo 40M > $CG/psiu/cg2/memory.high
 chown nobody $CG/psiu/cg2/memory.pressure || bail "cannot chown cg2's memory.pressure"
 
-check "root attaches the psi-declare handler" oomctl policy attach psi-declare
+idle=$(oomctl -j psi add /psiu/cg1 some 150ms 2s | jq -r .id)
+check "root attaches a psi-declare handler, on cg1 (trigger $idle)" test "$idle" -gt 0
 
 # nobody's triggers, held by a sleep that inherits the fds; it says "armed"
 armed=$(mktemp)
@@ -48,7 +50,7 @@ check "/proc/vmstat oom_kill is unchanged ($kills)" test "$(oom_kills)" = "$kill
 check "cg2 was throttled at memory.high" \
 	awk '$1 == "high" && $2 > 0 { ok = 1 } END { exit !ok }' $CG/psiu/cg2/memory.events
 ev=$(oomctl -j event list)
-check "no PSI event reached the bpf hook" no_events '.type == "psi"'
+check "no PSI event reached bpf" no_events '.type == "psi"'
 check "no OOM was declared" no_events '.type == "oom"'
 
 # --- control: a kernel-owned trigger on cg2 reaches the handler ------------
@@ -69,6 +71,6 @@ check "nobody's trigger holder is still there" alive "$holder"
 kill "$holder" "$cg1" 2>/dev/null; wait 2>/dev/null
 rm -f "$armed"
 oomctl psi del "$id" >/dev/null
-oomctl policy detach psi-declare >/dev/null
+oomctl psi del "$idle" >/dev/null
 cg_remove /psiu
 done_checks

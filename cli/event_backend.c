@@ -13,54 +13,42 @@
 #include "clock.h"
 #include "events.h"
 
+struct map_ring {
+	int events_fd, head_fd;
+};
+
+static int map_ring_head(void *ctx, uint64_t *head)
+{
+	struct map_ring *m = ctx;
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem(m->head_fd, &zero, head) ? -errno : 0;
+}
+
+static int map_ring_lookup(void *ctx, uint32_t idx, struct oom_event *e)
+{
+	struct map_ring *m = ctx;
+
+	return bpf_map_lookup_elem(m->events_fd, &idx, e) ? -errno : 0;
+}
+
 int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 {
-	int events_fd, head_fd, n = 0;
-	uint32_t zero = 0;
-	uint64_t seq, first;
+	struct map_ring m = {
+		.events_fd = state_map_fd("events"),
+		.head_fd = state_map_fd("events_head"),
+	};
+	struct event_ring ring = {
+		.head = map_ring_head, .lookup = map_ring_lookup, .ctx = &m,
+	};
+	int n = -ENOENT;
 
-	events_fd = state_map_fd("events");
-	head_fd = state_map_fd("events_head");
-	if (events_fd < 0 || head_fd < 0 ||
-	    bpf_map_lookup_elem(head_fd, &zero, head)) {
-		n = -ENOENT;
-		goto out;
-	}
-	/* Only the newest @max records after @after, and only those the ring
-	 * still holds: seq lives in slot (seq - 1) % OOM_EVENTS_MAX. */
-	if (after >= *head)	/* nothing new; also the ~0 "head only" call */
-		goto out;
-	first = after + 1;
-	if (*head >= OOM_EVENTS_MAX && first <= *head - OOM_EVENTS_MAX)
-		first = *head - OOM_EVENTS_MAX + 1;
-	if (*head >= (uint64_t)max && first <= *head - max)
-		first = *head - max + 1;
-	for (seq = first; seq <= *head; seq++) {
-		uint32_t idx = (seq - 1) & (OOM_EVENTS_MAX - 1);
-		struct oom_event probe;
-		uint64_t before;
-
-		/*
-		 * The seqlock read of oom_shared.h: seq before, the copy, seq
-		 * after, each its own lookup (a lookup copies a whole record,
-		 * in no set order). A record being written or overwritten
-		 * meanwhile fails the check and is skipped.
-		 */
-		if (bpf_map_lookup_elem(events_fd, &idx, &probe))
-			continue;
-		before = probe.seq;
-		if (before != seq ||
-		    bpf_map_lookup_elem(events_fd, &idx, &evs[n]) ||
-		    bpf_map_lookup_elem(events_fd, &idx, &probe))
-			continue;
-		if (oom_event_intact(seq, before, &evs[n], probe.seq))
-			n++;
-	}
-out:
-	if (events_fd >= 0)
-		close(events_fd);
-	if (head_fd >= 0)
-		close(head_fd);
+	if (m.events_fd >= 0 && m.head_fd >= 0)
+		n = events_read_ring(&ring, after, evs, max, head);
+	if (m.events_fd >= 0)
+		close(m.events_fd);
+	if (m.head_fd >= 0)
+		close(m.head_fd);
 	return n;
 }
 

@@ -1,12 +1,15 @@
 /*
- * Unit test of the OOM event log's seqlock protocol (bpf/oom_shared.h):
- * oom_event_intact(), and a model of one writer and one reader interleaved
- * in every possible order, which must never let a torn record pass.
+ * Unit test of the OOM event log's reader, events_read_ring() of
+ * cli/event_ring.c, the code oomctl runs: its seqlock check
+ * (bpf/oom_shared.h's oom_event_intact()) against a writer interleaved with
+ * its lookups in every possible order, which must never let a torn record
+ * pass; and which records it reads from a ring of any head.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oom_shared.h"
+#include "events.h"
 #include "tap.h"
 
 /* The modelled part of a record: seq and three data words */
@@ -49,48 +52,86 @@ static void writer_step(struct oom_event *slot, uint64_t seq, int i)
 		slot->seq = seq;
 }
 
-/* Reader steps (events_read): seq before, the NR_WORDS words of the copy
- * in the order @order, seq after */
-#define READER_STEPS	(NR_WORDS + 2)
+/* The reader's steps: three lookups (seq before, the copy, seq after),
+ * each a copy of the record's words in some order */
+#define LOOKUPS		3
+#define READER_STEPS	(LOOKUPS * NR_WORDS)
+#define TOTAL_STEPS	(READER_STEPS + WRITER_STEPS)
 
 struct outcome {
 	int accepted, torn_accepted, old_torn_accepted;
 };
 
-/*
- * Run the reader of record @want against a writer of record @writing on a
- * slot holding record @old, the writer's steps placed where @mask has bits
- * set (bit k: step k of the merged sequence is the writer's).
- */
-static void run(uint64_t old, uint64_t writing, uint64_t want,
-		const int order[NR_WORDS], unsigned mask, struct outcome *out)
-{
-	struct oom_event slot, copy, whole;
-	uint64_t before = 0, after = 0;
-	int r = 0, wr = 0, intact, torn;
+/* One slot, holding record @old, that a writer of record @writing
+ * overwrites in its steps, placed among the reader's where @mask has bits
+ * set (bit k: step k of the merged sequence is the writer's) */
+struct interleaved {
+	struct oom_event slot;
+	uint64_t head, writing;
+	uint32_t idx;			/* the slot the reader must read */
+	const int *order;		/* the order a lookup copies the words */
+	unsigned int mask;
+	int step, written, lookups, wrong_slot;
+	struct oom_event middle;	/* the second lookup's copy */
+};
 
-	committed(&slot, old);
-	memset(&copy, 0, sizeof(copy));
-	for (int k = 0; k < READER_STEPS + WRITER_STEPS; k++) {
-		if (mask & (1u << k)) {
-			writer_step(&slot, writing, wr++);
-			continue;
-		}
-		if (r == 0)
-			before = slot.seq;
-		else if (r <= NR_WORDS)
-			*word(&copy, order[r - 1]) = *word(&slot, order[r - 1]);
-		else
-			after = slot.seq;
-		r++;
+static void writer_turns(struct interleaved *r)
+{
+	while (r->step < TOTAL_STEPS && (r->mask & (1u << r->step))) {
+		writer_step(&r->slot, r->writing, r->written++);
+		r->step++;
 	}
+}
+
+static int interleaved_head(void *ctx, uint64_t *head)
+{
+	*head = ((struct interleaved *)ctx)->head;
+	return 0;
+}
+
+static int interleaved_lookup(void *ctx, uint32_t idx, struct oom_event *e)
+{
+	struct interleaved *r = ctx;
+
+	r->wrong_slot |= idx != r->idx;
+	memset(e, 0, sizeof(*e));
+	for (int i = 0; i < NR_WORDS; i++) {
+		writer_turns(r);
+		*word(e, r->order[i]) = *word(&r->slot, r->order[i]);
+		r->step++;
+	}
+	if (r->lookups++ == 1)
+		r->middle = *e;
+	return 0;
+}
+
+/* events_read_ring() of record @want, from a slot holding @old that a
+ * writer of @writing overwrites as @mask says */
+static void run(uint64_t old, uint64_t writing, uint64_t want,
+		const int order[NR_WORDS], unsigned int mask,
+		struct outcome *out)
+{
+	struct interleaved r = {
+		.head = want, .writing = writing, .order = order,
+		.idx = (want - 1) & (OOM_EVENTS_MAX - 1), .mask = mask,
+	};
+	struct event_ring ring = {
+		.head = interleaved_head, .lookup = interleaved_lookup,
+		.ctx = &r,
+	};
+	struct oom_event got, whole;
+	uint64_t head;
+	int n, torn;
+
+	committed(&r.slot, old);
+	n = events_read_ring(&ring, want - 1, &got, 1, &head);
 	committed(&whole, want);
-	torn = memcmp(&copy, &whole, sizeof(copy)) != 0;
-	intact = oom_event_intact(want, before, &copy, after);
-	out->accepted += intact;
-	out->torn_accepted += intact && torn;
-	/* The old reader: the copy's own seq alone */
-	out->old_torn_accepted += copy.seq == want && torn;
+	torn = memcmp(&got, &whole, sizeof(got)) != 0;
+	out->accepted += n == 1 && !r.wrong_slot;
+	out->torn_accepted += n == 1 && (torn || r.wrong_slot);
+	/* What checking the copy's own seq alone would have let through */
+	torn = memcmp(&r.middle, &whole, sizeof(whole)) != 0;
+	out->old_torn_accepted += r.lookups > 1 && r.middle.seq == want && torn;
 }
 
 /* Every interleaving of the writer's steps into the reader's, for every
@@ -98,8 +139,6 @@ static void run(uint64_t old, uint64_t writing, uint64_t want,
 static void all_orders(uint64_t old, uint64_t writing, uint64_t want,
 		       struct outcome *out)
 {
-	const int total = READER_STEPS + WRITER_STEPS;
-
 	memset(out, 0, sizeof(*out));
 	for (int seq_at = 0; seq_at < NR_WORDS; seq_at++) {
 		int order[NR_WORDS], n = 0;
@@ -111,7 +150,7 @@ static void all_orders(uint64_t old, uint64_t writing, uint64_t want,
 		}
 		if (n == seq_at)
 			order[n++] = W_SEQ;
-		for (unsigned mask = 0; mask < 1u << total; mask++)
+		for (unsigned int mask = 0; mask < 1u << TOTAL_STEPS; mask++)
 			if (__builtin_popcount(mask) == WRITER_STEPS)
 				run(old, writing, want, order, mask, out);
 	}
@@ -151,10 +190,88 @@ static void test_interleavings(void)
 		       cases[i].what);
 		ok(o.accepted > 0, "%s: undisturbed reads accepted (%d)",
 		   cases[i].what, o.accepted);
-		/* else the model could not tell the new check from the old */
-		ok(o.old_torn_accepted > 0,
-		   "%s: the old check let torn copies pass (%d)",
-		   cases[i].what, o.old_torn_accepted);
+		/* else these interleavings could not tell the seqlock check
+		 * from a check of the copy's own seq; a reader that goes on
+		 * only after seeing the new record's seq sees it whole */
+		if (cases[i].want == 1)
+			ok(o.old_torn_accepted > 0,
+			   "%s: the copy's seq alone would let torn copies pass (%d)",
+			   cases[i].what, o.old_torn_accepted);
+	}
+}
+
+/* A quiet ring whose head is @head: each slot holds its newest record */
+static int ring_head(void *ctx, uint64_t *head)
+{
+	const uint64_t *h = ctx;
+
+	if (!*h)
+		return -ENOENT;	/* stands for a head that cannot be read */
+	*head = *h;
+	return 0;
+}
+
+static int ring_lookup(void *ctx, uint32_t idx, struct oom_event *e)
+{
+	uint64_t head = *(const uint64_t *)ctx, seq = idx + 1;
+
+	while (seq + OOM_EVENTS_MAX <= head)
+		seq += OOM_EVENTS_MAX;
+	committed(e, seq);
+	return 0;
+}
+
+static struct oom_event evs[OOM_EVENTS_MAX];
+
+/* Which records events_read_ring() returns for a head, after and max */
+static void test_window(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t head, after;
+		int max, n;
+		uint64_t first;
+	} cases[] = {
+		{ "a young ring, all", 10, 0, OOM_EVENTS_MAX, 10, 1 },
+		{ "after 7: 8 to 10", 10, 7, OOM_EVENTS_MAX, 3, 8 },
+		{ "a wrapped ring: the last 4096", OOM_EVENTS_MAX + 10, 0,
+		  OOM_EVENTS_MAX, OOM_EVENTS_MAX, 11 },
+		{ "a wrapped ring, max 5: the newest 5", OOM_EVENTS_MAX + 10, 0,
+		  5, 5, OOM_EVENTS_MAX + 6 },
+		{ "after an overwritten record: what is left", 3 * OOM_EVENTS_MAX,
+		  100, OOM_EVENTS_MAX, OOM_EVENTS_MAX, 2 * OOM_EVENTS_MAX + 1 },
+		{ "after the head: nothing", 10, 10, OOM_EVENTS_MAX, 0, 0 },
+		{ "the head only (after ~0)", 10, ~0ULL, 1, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t h = cases[i].head, head = 0;
+		struct event_ring ring = {
+			.head = ring_head, .lookup = ring_lookup, .ctx = &h,
+		};
+		int n = events_read_ring(&ring, cases[i].after, evs,
+					 cases[i].max, &head);
+		bool in_order = true;
+
+		for (int k = 1; k < n; k++)
+			in_order &= evs[k].seq == evs[k - 1].seq + 1;
+		is_int(n, cases[i].n, "window: %s: %d records", cases[i].what,
+		       cases[i].n);
+		ok(!n || (evs[0].seq == cases[i].first &&
+			  evs[n - 1].seq == cases[i].head && in_order),
+		   "window: %s: from %llu to the head, in order", cases[i].what,
+		   (unsigned long long)cases[i].first);
+		ok(head == cases[i].head, "window: %s: the head is reported",
+		   cases[i].what);
+	}
+	{
+		uint64_t h = 0, head;
+		struct event_ring ring = {
+			.head = ring_head, .lookup = ring_lookup, .ctx = &h,
+		};
+
+		is_int(events_read_ring(&ring, 0, evs, 1, &head), -ENOENT,
+		       "window: no head: -ENOENT");
 	}
 }
 
@@ -162,5 +279,6 @@ int main(void)
 {
 	test_intact();
 	test_interleavings();
+	test_window();
 	return tap_done("test_event_seq");
 }

@@ -131,6 +131,11 @@ set(maintainer "${MAINTAINER}")
 set(installed_size ${kib})
 configure_file(${here}/control.in ${root}/DEBIAN/control @ONLY)
 run(ignored chmod 0644 ${root}/DEBIAN/control ${root}/DEBIAN/md5sums)
+# The diversion of systemd-oomd's completion (preinst, postrm)
+foreach(script preinst postrm)
+	file(COPY_FILE ${here}/${script} ${root}/DEBIAN/${script})
+	run(ignored chmod 0755 ${root}/DEBIAN/${script})
+endforeach()
 
 # Other versions' packages would be taken for this one: remove them
 set(deb ${OUT_DIR}/${pkg}_${VERSION}_${arch}.deb)

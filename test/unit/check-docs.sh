@@ -61,7 +61,7 @@ complete_words()
 		COMP_CWORD=$#
 		COMP_LINE="oomctl $*"
 		COMP_POINT=${#COMP_LINE}
-		_oomctl oomctl "${COMP_WORDS[COMP_CWORD]}" \
+		_oomctl_bpf oomctl "${COMP_WORDS[COMP_CWORD]}" \
 			"${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
 		printf "%s\n" "${COMPREPLY[@]}"
 	' "$completion" "$@") | tr '\n' ' '

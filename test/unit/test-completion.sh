@@ -85,7 +85,7 @@ complete_line()
 		COMP_WORDS+=("$w")
 		COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
 		COMP_LINE=$line COMP_POINT=${#line}
-		_oomctl oomctl "${COMP_WORDS[COMP_CWORD]}" \
+		_oomctl_bpf oomctl "${COMP_WORDS[COMP_CWORD]}" \
 			"${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
 		printf "%s\n" "${COMPREPLY[@]}"
 	' "$completion" "$mode" "$line" "$bash_completion" |

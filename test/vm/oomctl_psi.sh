@@ -70,6 +70,15 @@ check "psi list is empty" json '.triggers == []' oomctl -j psi list
 check "psi del drops the handler whose cgroup went" \
 	bash -c "! oomctl psi del $id4 2>/dev/null && ! test -e /sys/fs/bpf/oomctl/psi/$id4"
 
+# Removing oomctl's folder (oomctl(8)) detaches the handlers, so their
+# triggers go; the kernel puts a link from a work item: wait for it
+cg_make /psitest/cg3
+id5=$(oomctl -j psi add /psitest/cg3 some 150ms 1s | jq -r .id)
+rm -r /sys/fs/bpf/oomctl
+gone() { for _ in $(seq 50); do grep -q "^$1 " /proc/pressure/bpf_triggers || return 0; sleep 0.1; done; return 1; }
+check "rm -r of the bpffs folder destroyed trigger $id5" gone "$id5"
+cg_remove /psitest
+
 # --- a user's own handler: a bpf_psi_ops object, by policy attach ------------
 cg_make /psiown
 check "attach a bpf_psi_ops object to /psiown" \

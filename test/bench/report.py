@@ -457,9 +457,10 @@ plot for [i=0:{len(tools) - 1}] '{dat}' index i using 1:2 with linespoints title
                 "more than the absolute times.\n"]
         head.append(
             "The killers, each alone in the guest (test/bench/kill_latency.sh): "
-            "(a) `oomctl policy attach psi-declare` and `oomctl psi add CGROUP some 50ms "
-            "500ms` on the workload's cgroups (W2: the workload's whole scope, see below); "
-            "(b) the same policy with the "
+            "(a) `oomctl psi add CGROUP some 50ms 500ms` on the workload's cgroups, each a "
+            "psi-declare handler (struct bpf_psi_ops) that owns its trigger (W2: the "
+            "workload's whole scope, see below); "
+            "(b) a psi-declare handler attached, with the "
             "trigger written to `memory.pressure` by a process that holds the file open, the "
             "RFC's way: our kernel sends a file's trigger only to its poller "
             "(kernel/patches/0009), so this row shows that it never acts; (c) the RFC's "

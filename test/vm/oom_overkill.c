@@ -9,10 +9,16 @@
  * not yet a victim (progs/greedy_hook.bpf.c) killed again each time.
  *
  * The episode runs with no policy, then with that policy on the OOM hook,
- * then with one that kills and returns 0 (progs/kill_return0.bpf.c, issue
- * 19 i): each must count one oom_kill in memory.events and leave two hogs
- * alive with all their memory, and the kernel must not look for a victim
- * of its own after that policy killed.
+ * then with the same policy spinning 300 ms before it kills, then with one
+ * that kills and returns 0 (progs/kill_return0.bpf.c, issue 19 i): each
+ * must count one oom_kill in memory.events and leave two hogs alive with
+ * all their memory, and the kernel must not look for a victim of its own
+ * after that policy killed.
+ *
+ * The slow policy: a retry that finds the victim exiting must not ask the
+ * policies at all. Asked, the policy took its time, the victim was gone by
+ * the time it chose, and it (or, had it declined, the kernel's own
+ * selection) killed a second hog though the first one's memory was free.
  */
 #include <stdio.h>
 #include <bpf/libbpf.h>
@@ -78,6 +84,13 @@ int main(void)
 	check(skel->bss->kills >= 1,
 	      "the policy killed (%u of its %u runs did)", skel->bss->kills,
 	      skel->bss->runs);
+
+	skel->bss->spin_ns = 300 * 1000 * 1000ULL;
+	skel->bss->runs = skel->bss->kills = 0;
+	episode("greedy policy spinning 300 ms on the OOM hook");
+	check(skel->bss->kills == 1,
+	      "the slow policy killed once (%u of its %u runs did)",
+	      skel->bss->kills, skel->bss->runs);
 
 	bpf_link__destroy(link);
 	greedy_hook_bpf__destroy(skel);

@@ -420,6 +420,60 @@ int registry_list(struct policy_meta **metasp)
 	return n;
 }
 
+static int scope_paths_fd(bool create)
+{
+	/* no what: the registry says what is attached, this only names it */
+	static const struct state_map_def def = {
+		.pin = "scope_paths", .name = "oomctl_scopes",
+		.type = BPF_MAP_TYPE_HASH, .key_size = POLICY_NAME_LEN,
+		.value_size = PATH_MAX, .max_entries = REGISTRY_MAX,
+		.flags = BPF_F_NO_PREALLOC,
+	};
+
+	return state_map_get(&def, create);
+}
+
+int scope_path_set(const char *name, const char *path)
+{
+	char key[POLICY_NAME_LEN], value[PATH_MAX] = {};
+	int fd = scope_paths_fd(true), err;
+
+	if (fd < 0)
+		return fd;
+	registry_key(name, key);
+	snprintf(value, sizeof(value), "%s", path);
+	err = bpf_map_update_elem(fd, key, value, BPF_ANY) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+int scope_path_get(const char *name, char *buf, size_t size)
+{
+	char key[POLICY_NAME_LEN], value[PATH_MAX];
+	int fd = scope_paths_fd(false), err;
+
+	if (fd < 0)
+		return fd;
+	registry_key(name, key);
+	err = bpf_map_lookup_elem(fd, key, value) ? -errno : 0;
+	close(fd);
+	if (!err)
+		snprintf(buf, size, "%.*s", (int)sizeof(value), value);
+	return err;
+}
+
+void scope_path_drop(const char *name)
+{
+	char key[POLICY_NAME_LEN];
+	int fd = scope_paths_fd(false);
+
+	if (fd < 0)
+		return;
+	registry_key(name, key);
+	bpf_map_delete_elem(fd, key);
+	close(fd);
+}
+
 /*
  * Names of every policy ever attached, by cookie, kept after detach so the
  * log still says who killed. LRU: bounded, the oldest names go first.

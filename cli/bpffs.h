@@ -107,6 +107,14 @@ int registry_get(const char *name, struct policy_meta *meta);
  * returns the count, or -ENOMEM reported.
  */
 int registry_list(struct policy_meta **metas);
+/*
+ * The path of a scoped policy's cgroup when it was attached, by policy name,
+ * so that a removed scope is still named; set and get return 0 or -errno,
+ * not reported (a missing path is no reason to fail).
+ */
+int scope_path_set(const char *name, const char *path);
+int scope_path_get(const char *name, char *buf, size_t size);
+void scope_path_drop(const char *name);
 int policy_names_fd(bool create);
 /*
  * The programs of policy @name's pinned links (policy/NAME/): their prog ids

@@ -219,6 +219,7 @@ static void registry_drop(const char *name)
 		bpf_map_delete_elem(reg, key);
 	if (reg >= 0)
 		close(reg);
+	scope_path_drop(name);
 }
 
 static int open_policy(const struct policy_attach_opts *opts, char *name,
@@ -487,6 +488,9 @@ int policy_attach(const struct policy_attach_opts *opts)
 		p_err("cannot record policy %s: %s", meta.name, strerror(errno));
 		goto out;
 	}
+	/* Its scope is named after removal too (scope_of()) */
+	if (opts->scope)
+		scope_path_set(meta.name, opts->scope->path);
 	/* Its kills are named after it from the first one on */
 	names = policy_names_fd(true);
 	if (names >= 0) {
@@ -638,6 +642,7 @@ int policy_detach(const char *name)
 	}
 	if (reg >= 0)
 		close(reg);
+	scope_path_drop(name);
 	policy_cgroup_set(&meta, false);
 	if (!err) {
 		out_str("detached", "detached policy %s", name);
@@ -737,7 +742,7 @@ static const struct col list_cols[] = {
 	{ "attached", "ATTACHED", COL_STR, 0, "when it was attached" },
 	{ "scope", "SCOPE", COL_STR, 0, "its cgroup, or system" },
 	{ "mode", "MODE", COL_STR, 0,
-	  "kill, dry-run, or incomplete (its attach was interrupted: detach it)" },
+	  "kill, dry-run, incomplete (its attach was interrupted: detach it), or orphaned (its scope was removed: it applies nowhere)" },
 	{ "runs", "RUNS", COL_U64, 0, "times the kernel ran it" },
 	{ "kills", "KILLS", COL_U64, 0, "processes it killed" },
 };
@@ -746,10 +751,51 @@ const struct listing policy_listing = {
 	list_cols, sizeof(list_cols) / sizeof(*list_cols)
 };
 
-static const char *policy_mode(const struct policy_meta *meta)
+/*
+ * Its scope's path in @buf, or "system"; *@orphaned if that cgroup was
+ * removed. The link holds the removed cgroup, so the kernel reaches the
+ * policy no more, even once a cgroup of the same path is made again, as a
+ * systemd unit's restart does. Named by the path it had at attach.
+ */
+static const char *scope_of(const struct policy_meta *meta, char *buf,
+			    size_t size, bool *orphaned)
+{
+	*orphaned = false;
+	if (!meta->scope_id)
+		return "system";
+	cgroup_path_of_id(meta->scope_id, buf, size);
+	if (buf[0] == '(') {
+		*orphaned = true;
+		scope_path_get(meta->name, buf, size);
+	}
+	return buf;
+}
+
+/* Said on every listing of an orphaned policy: it protects nothing */
+static void orphan_warn(const struct policy_meta *meta, const char *path)
+{
+	char now[PATH_MAX];
+	struct cgroup_ref cg;
+
+	if (path[0] != '/') {
+		p_info("warning: policy %s applies nowhere: its scope, cgroup #%llu, was removed; detach it",
+		       meta->name, (unsigned long long)meta->scope_id);
+		return;
+	}
+	now[0] = '\0';
+	if (!cgroup_parse(path, &cg) && !cgroup_id_from_path(cg.fspath, &cg.id))
+		snprintf(now, sizeof(now), " (%s now is another cgroup: attach it there again, or run oomctl apply)",
+			 path);
+	p_info("warning: policy %s applies nowhere: its scope %s (cgroup #%llu) was removed%s; detach it",
+	       meta->name, path, (unsigned long long)meta->scope_id, now);
+}
+
+static const char *policy_mode(const struct policy_meta *meta, bool orphaned)
 {
 	if (meta->flags & POLICY_ATTACHING)
 		return "incomplete";
+	if (orphaned)
+		return "orphaned";
 	return meta->flags & POLICY_DRY_RUN ? "dry-run" : "kill";
 }
 
@@ -759,6 +805,7 @@ int policy_list(void)
 	struct policy_stats st;
 	char buf[PATH_MAX];
 	struct table *t;
+	bool *orphaned;
 	int n, err;
 
 	err = state_init();
@@ -767,6 +814,12 @@ int policy_list(void)
 	n = registry_list(&metas);
 	if (n < 0)
 		return n;
+	orphaned = calloc(n ?: 1, sizeof(*orphaned));
+	if (!orphaned) {
+		free(metas);
+		p_err("out of memory");
+		return -ENOMEM;
+	}
 	t = table_open("policies", list_cols, policy_listing.ncols);
 	for (int i = 0; i < n; i++) {
 		policy_stats(&metas[i], &st);
@@ -775,10 +828,8 @@ int policy_list(void)
 		table_str(t, hooks_str(metas[i].hooks));
 		table_u64(t, st.prog_id);
 		table_time(t, metas[i].attach_time_ns);
-		table_str(t, metas[i].scope_id ?
-			  cgroup_path_of_id(metas[i].scope_id, buf, sizeof(buf)) :
-			  "system");
-		table_str(t, policy_mode(&metas[i]));
+		table_str(t, scope_of(&metas[i], buf, sizeof(buf), &orphaned[i]));
+		table_str(t, policy_mode(&metas[i], orphaned[i]));
 		if (st.runs_known)
 			table_u64(t, st.runs);
 		else
@@ -786,6 +837,12 @@ int policy_list(void)
 		table_u64(t, st.kills);
 	}
 	table_close(t);
+	/* After the table, which a pager or a script reads first */
+	for (int i = 0; i < n; i++)
+		if (orphaned[i])
+			orphan_warn(&metas[i], scope_of(&metas[i], buf, sizeof(buf),
+							&orphaned[i]));
+	free(orphaned);
 	free(metas);
 	return 0;
 }
@@ -795,6 +852,7 @@ int policy_show(const char *name)
 	struct policy_meta meta;
 	struct policy_stats st;
 	char buf[PATH_MAX];
+	bool orphaned;
 	int err;
 
 	err = state_init();
@@ -812,15 +870,18 @@ int policy_show(const char *name)
 	out_u64("link_id", "link id:   %s\n", st.link_id);
 	out_u64("cookie", "cookie:    %s\n", meta.cookie);
 	out_time("attached", "attached:  %s\n", meta.attach_time_ns);
-	out_str("scope", "scope:     %s\n", meta.scope_id ?
-		cgroup_path_of_id(meta.scope_id, buf, sizeof(buf)) : "system");
+	out_str("scope", "scope:     %s\n", scope_of(&meta, buf, sizeof(buf),
+							 &orphaned));
 	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
 	out_bool("incomplete", "incomplete: %s\n", meta.flags & POLICY_ATTACHING);
+	out_bool("orphaned", "orphaned:  %s\n", orphaned);
 	if (st.runs_known)
 		out_u64("runs", "runs:      %s\n", st.runs);
 	else
 		out_str("runs", "runs:      %s\n", NULL);
 	out_u64("missed", "missed:    %s\n", st.missed);
 	out_u64("kills", "kills:     %s\n", st.kills);
+	if (orphaned)
+		orphan_warn(&meta, buf);
 	return 0;
 }

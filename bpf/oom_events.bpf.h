@@ -26,6 +26,22 @@ struct {
 	__type(value, u64);		/* records ever written */
 } oom_events_head SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OOM_COUNTS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* memory only for keys seen */
+	__type(key, struct oom_count_key);
+	__type(value, struct oom_count);
+} oom_counts SEC(".maps");
+
+/* By enum oom_event_type: records that found no room in oom_counts */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 8);
+	__type(key, u32);
+	__type(value, u64);
+} oom_counts_other SEC(".maps");
+
 /*
  * Scratch space of oom_event_cgroup_path(): the name being copied, and the
  * path, built backwards from the end of the first half of @path (the rest
@@ -77,8 +93,59 @@ static __always_inline struct oom_event *oom_event_begin(u32 type, u64 *seq)
 	return e;
 }
 
+/* oom_event_count()'s new entry, off the stack (a policy's frame and this
+ * one share 512 bytes): the one of record seq, as for oom_path_scratch */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OOM_PATH_SCRATCH_MAX);
+	__type(key, u32);
+	__type(value, struct oom_count);
+} oom_count_scratch SEC(".maps");
+
+/*
+ * Count the finished record @e, of seq @seq, by its key in oom_counts
+ * (oom_shared.h). Global, so the verifier checks it once, not in every
+ * writer. Returns 0.
+ */
+__noinline int oom_event_count(struct oom_event *e, u64 seq)
+{
+	u32 slot = (seq - 1) & (OOM_PATH_SCRATCH_MAX - 1);
+	struct oom_count_key key = {};
+	struct oom_count *c, *first;
+	u64 *other;
+
+	if (!e)
+		return 0;
+	key.type = e->type;
+	key.cgroup_id = e->cgroup_id;
+	if (e->type == OOM_EVENT_KILL || e->type == OOM_EVENT_DRY_RUN)
+		key.policy_cookie = e->policy_cookie;
+	else
+		key.trigger = e->trigger;
+	c = bpf_map_lookup_elem(&oom_counts, &key);
+	first = c ? NULL : bpf_map_lookup_elem(&oom_count_scratch, &slot);
+	if (first) {
+		first->count = 1;
+		__builtin_memcpy(first->cgroup_path, e->cgroup_path,
+				 sizeof(first->cgroup_path));
+		if (!bpf_map_update_elem(&oom_counts, &key, first, BPF_NOEXIST))
+			return 0;
+		/* another writer added it first (-EEXIST), or it is full */
+		c = bpf_map_lookup_elem(&oom_counts, &key);
+	}
+	if (c) {
+		__sync_fetch_and_add(&c->count, 1);
+		return 0;
+	}
+	other = bpf_map_lookup_elem(&oom_counts_other, &key.type);
+	if (other)
+		__sync_fetch_and_add(other, 1);
+	return 0;
+}
+
 static __always_inline void oom_event_commit(struct oom_event *e, u64 seq)
 {
+	oom_event_count(e, seq);
 	__sync_lock_test_and_set(&e->seq, seq);
 }
 

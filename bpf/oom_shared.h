@@ -100,6 +100,30 @@ struct oom_event {
 	char cgroup_path[OOM_CGROUP_PATH_LEN];	/* cgroup_id's, see above */
 };
 
+/*
+ * Counts of the records ever written, by what they name, kept beside the
+ * ring (oom_counts, oom_events.bpf.h) for the Prometheus export: counting
+ * the ring's records instead would make a count fall as its records drop
+ * out. One entry per key seen since the log began, at most OOM_COUNTS_MAX;
+ * a record whose key finds no room is counted in oom_counts_other, by type.
+ * Each entry keeps the path of the key's cgroup from its first record, so
+ * that a removed cgroup is still named.
+ */
+#define OOM_COUNTS_MAX		4096
+
+struct oom_count_key {
+	u32 type;		/* enum oom_event_type */
+	u32 trigger;		/* invoke: enum oom_trigger; psi: psi state;
+				 * kill, dry-run: 0 */
+	u64 cgroup_id;		/* the record's */
+	u64 policy_cookie;	/* kill, dry-run: the record's; else 0 */
+};
+
+struct oom_count {
+	u64 count;
+	char cgroup_path[OOM_CGROUP_PATH_LEN];	/* as in struct oom_event */
+};
+
 /* The seqlock check above: whether @copy, read between @seq_before and
  * @seq_after, is the whole record @want (seq > 0). */
 static inline int oom_event_intact(u64 want, u64 seq_before,

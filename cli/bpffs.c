@@ -149,8 +149,9 @@ static bool log_stale(void)
 }
 
 /*
- * A recorder of an older oomctl that saw PSI events at the PSI hook only,
- * before handlers owned triggers: its links go, its log stays.
+ * A recorder of an older oomctl: one that saw PSI events at the PSI hook
+ * only, before handlers owned triggers, or one that kept no counts
+ * (oom_counts) beside the log. Its links go, its log stays.
  */
 #define RECORDER_CURRENT_PROG	"record_psi_event"
 
@@ -159,8 +160,13 @@ static bool recorder_outdated(const char *recorder_dir)
 	char pin[PATH_MAX + 32];
 	struct stat st;
 
+	if (stat(recorder_dir, &st))
+		return false;
 	snprintf(pin, sizeof(pin), "%s/" RECORDER_CURRENT_PROG, recorder_dir);
-	return !stat(recorder_dir, &st) && stat(pin, &st);
+	if (stat(pin, &st))
+		return true;
+	state_path(pin, sizeof(pin), "counts");
+	return stat(pin, &st);
 }
 
 /* Unpin a stale log and its recorder, for a new one */
@@ -214,12 +220,14 @@ static int recorder_create(const char *dir)
 {
 	static const char * const names[] = {
 		"events", "events_head", "policy_kills", "policy_cgroups",
+		"counts", "counts_other",
 	};
+	enum { NR_MAPS = sizeof(names) / sizeof(*names) };
 	char tmp[PATH_MAX + 8], pin[PATH_MAX + 64];
-	bool pinned[4] = {}, created[4] = {};
+	bool pinned[NR_MAPS] = {}, created[NR_MAPS] = {};
 	struct recorder_bpf *skel;
 	struct bpf_program *prog;
-	struct bpf_map *maps[4];
+	struct bpf_map *maps[NR_MAPS];
 	int err = 0, fd;
 
 	skel = recorder_bpf__open();
@@ -232,8 +240,10 @@ static int recorder_create(const char *dir)
 	maps[1] = skel->maps.oom_events_head;
 	maps[2] = skel->maps.policy_kills;
 	maps[3] = skel->maps.policy_cgroups;
+	maps[4] = skel->maps.oom_counts;
+	maps[5] = skel->maps.oom_counts_other;
 	/* Keep a log that outlived an earlier recorder */
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < NR_MAPS; i++) {
 		fd = state_map_fd(names[i]);
 		if (fd >= 0) {
 			bpf_map__reuse_fd(maps[i], fd);
@@ -246,7 +256,7 @@ static int recorder_create(const char *dir)
 		load_failed("the event recorder", err);
 		goto out;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < NR_MAPS; i++) {
 		if (pinned[i])
 			continue;
 		state_path(pin, sizeof(pin), "%s", names[i]);
@@ -295,7 +305,7 @@ static int recorder_create(const char *dir)
 out:
 	/* Only what this call pinned: the rest is an earlier log's */
 	if (err)
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < NR_MAPS; i++)
 			if (created[i]) {
 				state_path(pin, sizeof(pin), "%s", names[i]);
 				unlink(pin);

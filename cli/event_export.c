@@ -23,10 +23,11 @@
 
 #define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
 
-/* What the log-derived families say of their window, in every HELP */
-#define FROM_LOG " counted in the event log's records (the newest " \
-	__stringify(OOM_EVENTS_MAX) "), so a count falls when its records " \
-	"drop out of the log"
+/* What the recorder's counts say of themselves, in every HELP */
+#define FROM_LOG " counted by the event recorder in the kernel since the " \
+	"log began (they never fall; a removed cgroup keeps its path); one " \
+	"series per label set seen, at most " __stringify(OOM_COUNTS_MAX) \
+	" in the four families together, then \"(other)\" labels"
 
 enum family {
 	F_KILLS,
@@ -70,8 +71,8 @@ static const struct {
 	[F_LOG_RECORDS] = { "oomctl_event_log_records_total", "counter",
 		"Records ever written to the event log" },
 	[F_LOG_WINDOW] = { "oomctl_event_log_window_records", "gauge",
-		"Records the event log holds now: while this equals "
-		"oomctl_event_log_records_total the log-derived counts are exact" },
+		"Records the event log holds now, the newest " \
+		__stringify(OOM_EVENTS_MAX) " at most (event list shows them)" },
 };
 
 struct sample {
@@ -203,50 +204,124 @@ static void psi_state_labels(uint32_t state, const char **res, const char **kind
 	*kind = state < 6 ? (state & 1 ? "full" : "some") : "unknown";
 }
 
-/* The event log's records as counts by what the record names */
-static int add_log(void)
+/*
+ * The label of a count's cgroup: its path now, or for a removed one the path
+ * its first record kept (a cut path is the leaf's end), as event list names
+ * it
+ */
+static const char *count_cgroup(const struct oom_count_key *key,
+				const struct oom_count *c, char *buf,
+				size_t size)
 {
-	static struct oom_event evs[OOM_EVENTS_MAX];
+	cgroup_path_of_id(key->cgroup_id, buf, size);
+	if (buf[0] == '(' && key->cgroup_id && c->cgroup_path[0])
+		snprintf(buf, size, "%.*s", (int)sizeof(c->cgroup_path),
+			 c->cgroup_path);
+	return buf;
+}
+
+static int add_count(const struct oom_count_key *key, const struct oom_count *c)
+{
 	char cg[PATH_MAX], policy[64];
 	const char *res, *kind;
+
+	count_cgroup(key, c, cg, sizeof(cg));
+	switch (key->type) {
+	case OOM_EVENT_KILL:
+	case OOM_EVENT_DRY_RUN:
+		if (key->policy_cookie)
+			policy_name_of_cookie(key->policy_cookie, policy,
+					      sizeof(policy));
+		else
+			snprintf(policy, sizeof(policy), "(kernel)");
+		return add(key->type == OOM_EVENT_KILL ? F_KILLS :
+			   F_DRY_RUN_KILLS, c->count, "cgroup", cg,
+			   "policy", policy, NULL);
+	case OOM_EVENT_INVOKE:
+		return add(F_OOMS, c->count, "cgroup", cg, "trigger",
+			   trigger_label(key->trigger), NULL);
+	case OOM_EVENT_PSI:
+		psi_state_labels(key->trigger, &res, &kind);
+		return add(F_PSI_EVENTS, c->count, "cgroup", cg, "resource",
+			   res, "kind", kind, NULL);
+	}
+	return 0;
+}
+
+/* Records that found no room for a key of their own, by type */
+static int add_counts_other(void)
+{
+	static const struct {
+		uint32_t type;
+		enum family fam;
+		const char *labels[4];
+	} other[] = {
+		{ OOM_EVENT_KILL, F_KILLS, { "cgroup", "policy" } },
+		{ OOM_EVENT_DRY_RUN, F_DRY_RUN_KILLS, { "cgroup", "policy" } },
+		{ OOM_EVENT_INVOKE, F_OOMS, { "cgroup", "trigger" } },
+		{ OOM_EVENT_PSI, F_PSI_EVENTS, { "cgroup", "resource", "kind" } },
+	};
+	int fd = state_map_fd("counts_other"), err = 0;
+	uint64_t n;
+
+	if (fd < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(other) / sizeof(*other) && !err; i++) {
+		const char *const *l = other[i].labels;
+
+		if (bpf_map_lookup_elem(fd, &other[i].type, &n) || !n)
+			continue;
+		err = l[2] ? add(other[i].fam, n, l[0], "(other)", l[1], "(other)",
+				 l[2], "(other)", NULL) :
+			     add(other[i].fam, n, l[0], "(other)", l[1], "(other)",
+				 NULL);
+	}
+	close(fd);
+	return err;
+}
+
+/*
+ * The recorder's counts (oom_counts, oom_shared.h), which only grow; and
+ * the log's size
+ */
+static int add_log(void)
+{
+	struct oom_count_key key, next;
+	struct oom_count c;
+	void *prev = NULL;
+	uint32_t zero = 0;
 	uint64_t head;
-	int n, err = 0;
+	int fd, err = 0;
 
-	n = events_read(0, evs, OOM_EVENTS_MAX, &head);
-	if (n < 0) {
-		p_err("cannot read the event log under %s: %s", bpffs_dir,
-		      strerror(-n));
-		return n;
+	fd = state_map_fd("counts");
+	if (fd < 0) {
+		p_err("cannot open the event log's counts under %s: %s",
+		      bpffs_dir, strerror(-fd));
+		return fd;
 	}
-	for (int i = 0; i < n && !err; i++) {
-		const struct oom_event *e = &evs[i];
-
-		cgroup_path_of_id(e->cgroup_id, cg, sizeof(cg));
-		switch (e->type) {
-		case OOM_EVENT_KILL:
-		case OOM_EVENT_DRY_RUN:
-			if (e->policy_cookie)
-				policy_name_of_cookie(e->policy_cookie, policy,
-						      sizeof(policy));
-			else
-				snprintf(policy, sizeof(policy), "(kernel)");
-			err = add(e->type == OOM_EVENT_KILL ? F_KILLS :
-				  F_DRY_RUN_KILLS, 1, "cgroup", cg,
-				  "policy", policy, NULL);
-			break;
-		case OOM_EVENT_INVOKE:
-			err = add(F_OOMS, 1, "cgroup", cg, "trigger",
-				  trigger_label(e->trigger), NULL);
-			break;
-		case OOM_EVENT_PSI:
-			psi_state_labels(e->trigger, &res, &kind);
-			err = add(F_PSI_EVENTS, 1, "cgroup", cg, "resource", res,
-				  "kind", kind, NULL);
-			break;
-		}
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &c))
+			err = add_count(&key, &c);
 	}
-	return err ?: add(F_LOG_RECORDS, head, NULL) ?:
-	       add(F_LOG_WINDOW, n, NULL);
+	close(fd);
+	err = err ?: add_counts_other();
+	if (err)
+		return err;
+	fd = state_map_fd("events_head");
+	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &head)) {
+		err = fd < 0 ? fd : -errno;
+		p_err("cannot read the event log's head under %s: %s",
+		      bpffs_dir, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	close(fd);
+	return add(F_LOG_RECORDS, head, NULL) ?:
+	       add(F_LOG_WINDOW, head < OOM_EVENTS_MAX ? head : OOM_EVENTS_MAX,
+		   NULL);
 }
 
 /* Kills by policy cookie, summed by name: a policy attached again under

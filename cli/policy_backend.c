@@ -182,11 +182,12 @@ static void share_maps(struct bpf_object *obj)
 {
 	static const char * const logs[][2] = {
 		{ "oom_events", "events" }, { "oom_events_head", "events_head" },
+		{ "oom_counts", "counts" }, { "oom_counts_other", "counts_other" },
 	};
 	struct bpf_map *map;
 	int fd;
 
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(logs) / sizeof(*logs); i++) {
 		map = bpf_object__find_map_by_name(obj, logs[i][0]);
 		if (!map)
 			continue;

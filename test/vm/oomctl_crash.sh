@@ -138,5 +138,19 @@ check "...and its links were replaced by the current ones" \
 	test -e "$STATE/recorder/record_psi_event" -a ! -e "$STATE/recorder/enter_psi_handler"
 check "...as many as before" test "$(links)" = "$BASE_LINKS"
 
+# So is one that kept no counts beside the log (an older oomctl's: no
+# counts pins); left in place, it would count into maps nobody reads
+rm "$STATE/counts" "$STATE/counts_other"
+check "a recorder without counts: event list still reads the log" \
+	json ".events | length == $events" oomctl -j event list
+check "...the counts are pinned again" test -e "$STATE/counts" -a -e "$STATE/counts_other"
+check "...as many links as before" test "$(links)" = "$BASE_LINKS"
+cg_make /crash_count
+check "...and they count a new OOM (a declared one in /crash_count)" \
+	"$build/test/vm/declare_flood" "$CG/crash_count" 1
+check "...which the export shows" bash -c \
+	"'$OOMCTL' event export --prometheus | grep -qx 'oomctl_ooms_total{cgroup=\"/crash_count\",trigger=\"declared\"} 1'"
+cg_remove /crash_count
+
 rm -rf "$tmp"
 done_checks

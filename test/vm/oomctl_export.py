@@ -140,6 +140,38 @@ def check_export(fams, events, policies):
 	check("kills per cgroup and policy are event list's", got == want, f"export {got}\nevent list {want}")
 
 
+def kills(fams):
+	return {(s.labels["cgroup"], s.labels["policy"]): s.value
+		for s in fams["oomctl_kills_total"].samples}
+
+
+def check_after(before, out):
+	"""removed.prom, after the victims' cgroup was removed, and wrapped.prom,
+	after every record dropped out of the log: the counts of before.prom,
+	under the same labels"""
+	fams = {}
+	for p in ("removed.prom", "wrapped.prom"):
+		fams[p], why = parse(os.path.join(out, p))
+		check(f"{p} parses as the Prometheus text format", fams[p] is not None, why)
+	if before is None or None in fams.values():
+		return
+	v = value(fams["removed.prom"], "oomctl_kills_total", cgroup=CGROUP,
+		  policy="largest-leaf")
+	check(f"the removed cgroup is labelled by its path: {CGROUP} still has 2 kills (got {v})",
+	      v == 2, fams["removed.prom"]["oomctl_kills_total"].samples)
+	wrapped = fams["wrapped.prom"]
+	check("with no record left in the log, the kill counts are those of before",
+	      kills(wrapped) == kills(before), f"before {kills(before)}\nafter {kills(wrapped)}")
+	for name, labels in (("oomctl_ooms_total", {"cgroup": "/ex_decl", "trigger": "declared"}),
+			     ("oomctl_policy_kills_total", {"policy": "largest-leaf"})):
+		a, b = value(before, name, **labels), value(wrapped, name, **labels)
+		check(f"... and {name}{labels} too ({a}, then {b})", a is not None and a == b)
+	a = value(before, "oomctl_event_log_records_total")
+	b = value(wrapped, "oomctl_event_log_records_total")
+	check(f"the records counter went on by the 4096 ({a}, then {b})",
+	      a is not None and b is not None and b >= a + 4096)
+
+
 def main():
 	args = sys.argv[1:]
 	if args[:1] == ["--parse-only"] and len(args) == 2:
@@ -175,6 +207,7 @@ def main():
 		if parsed[p] and events:
 			print(f"# {p}")
 			check_export(parsed[p], events, policies)
+	check_after(parsed["stdout.prom"], out)
 	# Each read made while exports replaced the file is a whole export
 	try:
 		reads = sorted(os.listdir(os.path.join(out, "reads")))

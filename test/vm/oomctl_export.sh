@@ -3,7 +3,8 @@
 # two OOM kills by largest-leaf in a cgroup whose name has a quote and a
 # backslash, three declared OOMs, one PSI trigger; then the exports that the
 # host parses (the guest has no Prometheus parser), the file form replaced
-# atomically, and bad usage that leaves no file.
+# atomically, and bad usage that leaves no file; last, the exports once the
+# victims' cgroup is removed and once every record dropped out of the log.
 # Usage (in the guest): oomctl_export.sh BUILD_DIR OUT_DIR
 set -u
 build=${1:?usage: oomctl_export.sh BUILD_DIR OUT_DIR}
@@ -75,8 +76,27 @@ check "a read-only folder" fails oomctl event export --prometheus $file
 check "  leaves the old file as it was" cmp $file /tmp/before.prom
 check "  and no temporary file" test "$(ls -A $tf)" = oomctl.prom
 
+# The counts are the kernel's, not the ring's: a removed cgroup keeps its
+# path, and records that drop out of the log leave them as they were. All
+# drop out at once when the head moves on by a whole ring, as if 4096 newer
+# records had been written.
+cg_remove "$Q"
+check "export once the victims' cgroup is removed" \
+	bash -c "'$OOMCTL' event export --prometheus > '$out/removed.prom'"
+head_pin=/sys/fs/bpf/oomctl/events_head
+head=$(bpftool -j map lookup pinned $head_pin key 0 0 0 0 | jq '.formatted.value // empty')
+check "the log's head ($head) is read" test -n "$head"
+le64() { local x; x=$(printf '%016x' "$1"); for i in 14 12 10 8 6 4 2 0; do printf '0x%s ' "${x:$i:2}"; done; }
+# shellcheck disable=SC2046
+check "move the head on by 4096" bpftool map update pinned $head_pin key 0 0 0 0 \
+	value $(le64 $((head + 4096)))
+check "event list shows none of the records now" \
+	json '.events | length == 0' oomctl -j event list
+check "export after the records dropped out" \
+	bash -c "'$OOMCTL' event export --prometheus > '$out/wrapped.prom'"
+
 oomctl psi del /ex_decl >/dev/null
 oomctl policy detach largest-leaf >/dev/null
 umount $tf
-cg_remove "$Q"; cg_remove /ex_decl
+cg_remove /ex_decl
 done_checks

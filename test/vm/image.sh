@@ -5,6 +5,12 @@
 #   test/vm/image.sh [CACHE_DIR]          build if needed; print the root's path
 #   test/vm/image.sh --path [CACHE_DIR]   print the root's path, fail if not built
 #
+# BPF_OOM_FLAVOURS in the environment says what to build, of "prod" (the
+# production kernel, always built), "debug" (the debug kernel) and "deb"
+# (the production kernel's package): all three by default, "prod" alone for
+# test/demo, which boots nothing else. An image with more than asked for is
+# up to date.
+#
 # CACHE_DIR (default: $BPF_OOM_CACHE or /var/cache/bpf-oom) gets
 #   image/root         the guest; its /boot has vmlinuz-bpf-oom{,-debug}
 #   image/root.cache-pre-{dev,inst}
@@ -51,7 +57,26 @@ key=$( { echo "$confkey $srcver"; cat "$0" "$repo"/kernel/mkosi.build "$repo"/ke
 	"$repo"/kernel/*.config; find "$repo/kernel/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' \
 	! -name '0000-*' | sort | xargs cat; } | sha256sum | cut -c1-16)
 
-if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] && [ -x "$dir/root/bin/bash" ]; then
+# The flavours asked for, in a fixed order, the production kernel always
+flavours=prod
+for f in ${BPF_OOM_FLAVOURS-prod debug deb}; do
+	case $f in
+	prod) ;;
+	debug | deb) [[ " $flavours " = *" $f "* ]] || flavours="$flavours $f" ;;
+	*) die "unknown flavour '$f' in BPF_OOM_FLAVOURS (prod, debug, deb)" ;;
+	esac
+done
+# Whether the image built has every flavour asked for
+has_flavours() {
+	local f built
+	built=" $(cat "$dir/.flavours" 2>/dev/null || echo prod debug deb) "
+	for f in $flavours; do
+		[[ $built = *" $f "* ]] || return 1
+	done
+}
+
+if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] && [ -x "$dir/root/bin/bash" ] &&
+   has_flavours; then
 	say "up to date (key $key)"
 	echo "$dir/root"
 	exit 0
@@ -63,7 +88,10 @@ mkdir -p "$dir" "$cache/kbuild" "$cache/mkosi-cache"
 # so VM runs (which take build.lock) wait for it.
 exec 8>"$cache/image.lock"
 flock 8
-if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ]; then echo "$dir/root"; exit 0; fi
+if [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] && has_flavours; then
+	echo "$dir/root"
+	exit 0
+fi
 exec 9>"$cache/build.lock"
 flock 9
 
@@ -75,7 +103,7 @@ if [ "$(cat "$dir/.confkey" 2>/dev/null)" != "$confkey" ]; then
 	say "mkosi.conf changed: the package installs are redone"
 fi
 
-say "building key $key (log: $dir/build.log)"
+say "building key $key, $flavours (log: $dir/build.log)"
 # mkosi's steps, debootstrap's and apt's milestones and the kernel build's
 # progress; the rest (thousands of lines) stays in the log. Line by line, as
 # it comes: mawk would read the pipe in blocks and hold the progress back.
@@ -102,6 +130,7 @@ unshare -m --propagation private sh -c '
 		--cache="$cache/mkosi-cache" \
 		--build-dir="$cache/kbuild" \
 		--workspace-dir="$dir" \
+		--environment=BPF_OOM_FLAVOURS="${flavours// /,}" \
 		build </dev/null 2>&1 | tee "$dir/build.log" | show_progress >&2
 rc=${PIPESTATUS[0]}
 set -e
@@ -109,10 +138,13 @@ if [ "$rc" -ne 0 ]; then
 	tail -n 30 "$dir/build.log" >&2
 	die "mkosi failed (exit $rc; full log: $dir/build.log)"
 fi
-for f in bin/bash boot/vmlinuz-bpf-oom boot/vmlinuz-bpf-oom-debug; do
+want="bin/bash boot/vmlinuz-bpf-oom"
+[[ " $flavours " = *" debug "* ]] && want="$want boot/vmlinuz-bpf-oom-debug"
+for f in $want; do
 	[ -e "$dir/root/$f" ] || die "mkosi produced no $dir/root/$f"
 done
 echo "$confkey" > "$dir/.confkey"
+echo "$flavours" > "$dir/.flavours"
 echo "$key" > "$dir/.key"
 # Images of the layout before the kernel moved into mkosi
 rm -rf "$cache"/image-*

@@ -142,12 +142,26 @@ dead_of() {
 	echo "${dead:-none}"
 }
 
-# hog_go CGROUP MIB ADJ: start a hog without waiting; prints its pid
+# hog_go CGROUP MIB ADJ [READY]: start a hog without waiting; prints its
+# pid. With READY, the hog creates that file once its memory is in.
 hog_go() {
 	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
-		exec "$HOG" "$2" "$3" >/dev/null 2>&1) &
+		exec "$HOG" "$2" "$3" ${4:+"$4"} >/dev/null 2>&1) &
 	disown $!
 	echo $!
+}
+
+# settled PID READY [SECONDS]: the hog PID that hit the OOM (hog_go with
+# READY) has all its memory, or is dead. Either way its charges no longer
+# fail, so the OOM episode is over: any second kill would have come by now.
+# Fails after SECONDS (default 30).
+settled() {
+	for _ in $(seq $(( ${3:-30} * 10 ))); do
+		[ -e "$2" ] && return 0
+		alive "$1" || return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # alive PID: running, not a zombie waiting to be reaped
@@ -171,7 +185,7 @@ wait_dead() {
 # cg3/cg5 (25M) hits the limit. One kill is enough either way: largest-leaf
 # picks cg4, the kernel's killer cg1. Sets PID_CG1.. PID_CG5, VICTIM to the
 # cgroup name of the first hog to die (cg1..cg5), or "none", and VICTIM_PID
-# to its pid. Call it directly, not in $(...): the variables must reach the
+# to its pid; it returns once the OOM is over (settled). Call it directly, not in $(...): the variables must reach the
 # caller. /oomtest itself is kept if it exists (a policy may be scoped to it).
 oom_story() {
 	oom_story_setup
@@ -188,17 +202,22 @@ oom_story_setup() {
 	PID_CG2=$(hog_start /oomtest/cg2 40 -1000)
 	PID_CG4=$(hog_start /oomtest/cg3/cg4 30 0)
 }
-# The OOM: cg5's hog fills /oomtest; wait for the first death
+# The OOM: cg5's hog fills /oomtest; wait for the first death, then for
+# the episode's end (settled)
 oom_story_trigger() {
-	local i cg var
+	local i cg var ready
 	hogs_ready "$PID_CG1" "$PID_CG2" "$PID_CG4"
-	PID_CG5=$(hog_go /oomtest/cg3/cg5 25 0)
+	ready=$(mktemp -u)
+	PID_CG5=$(hog_go /oomtest/cg3/cg5 25 0 "$ready")
+	VICTIM=none VICTIM_PID=none
 	for i in $(seq 300); do
 		for cg in cg1 cg2 cg4 cg5; do
 			var=PID_${cg^^}
-			alive "${!var}" || { VICTIM=$cg VICTIM_PID=${!var}; return; }
+			alive "${!var}" || { VICTIM=$cg VICTIM_PID=${!var}; break 2; }
 		done
 		sleep 0.1
 	done
-	VICTIM=none VICTIM_PID=none
+	[ "$VICTIM" = none ] || settled "$PID_CG5" "$ready" ||
+		echo "# cg5's hog neither filled its memory nor died in 30 s"
+	rm -f "$ready"
 }

@@ -255,21 +255,6 @@ static pid_t vfork_pair(const char *cg, pid_t *child, int *release_fd)
 	return parent;
 }
 
-static bool task_alive(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL;
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 static void vfork_victim(void)
 {
 	struct hog w2;
@@ -298,8 +283,8 @@ static void vfork_victim(void)
 	died = hogs_wait_first_death(&w2, 1, 5000);
 	check(died == 0 && hog_killed_by_sigkill(&w2),
 	      "the kernel's killer fell back and killed W2 (oom_score_adj 1000)");
-	usleep(300 * 1000);
-	check(task_alive(child) && task_alive(parent),
+	/* The declare handled the OOM before it returned */
+	check(task_unkilled(child) && task_unkilled(parent),
 	      "the vfork child and its parent were not killed");
 
 	if (write(release, "x", 1) != 1)

@@ -18,12 +18,20 @@ cg_make /ev 64M
 # Not through the oomctl function: SIGINT must reach oomctl itself
 "$OOMCTL" event watch > /tmp/watch.out 2>&1 &
 watch=$!
-sleep 1
+# watch catches SIGINT once it has the log open, just before it notes
+# where the log stands: what comes after that, it prints
+catches_sigint() {
+	local mask
+	mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$mask" ] && (( 0x$mask & 2 ))
+}
+for _ in $(seq 100); do catches_sigint "$watch" && break; sleep 0.1; done
+check "event watch is up" catches_sigint "$watch"
 t0=$(date +%s.%N)
 h=$(hog_go /ev 100 0)
 check "a memcg OOM with no policy kills the hog" wait_dead "$h" 30
 t1=$(date +%s.%N)
-sleep 1
+for _ in $(seq 100); do grep -q "killed pid $h " /tmp/watch.out && break; sleep 0.1; done
 kill -INT "$watch"
 check "event watch ends on SIGINT" wait_dead "$watch" 5
 check "watch printed the kernel's kill" grep -q "killed pid $h (hog) in /ev.*chosen by the kernel's OOM killer" /tmp/watch.out

@@ -17,7 +17,7 @@ oomctl() { "$OOMCTL" "$@"; }
 # user.oomd_omit to 1 on a, a=omit:VALUE to VALUE; ~a=omit chowns a to
 # nobody first, who sets it.
 story() {
-	local u arg unit xattr value
+	local u arg unit xattr value ready
 	for u in a b c g; do cg_remove /oomd/$u; done
 	cg_make /oomd 100M
 	cg_make /oomd/a; cg_make /oomd/b; cg_make /oomd/c
@@ -35,12 +35,15 @@ story() {
 	done
 	A=$(hog_start /oomd/a 40 0); B=$(hog_start /oomd/b 25 0)
 	hogs_ready "$A" "$B"
-	C=$(hog_go /oomd/c 35 0)
+	ready=$(mktemp -u)
+	C=$(hog_go /oomd/c 35 0 "$ready")
 	for _ in $(seq 300); do
 		[ "$(dead_of a="$A" b="$B" c="$C")" = none ] || break
 		sleep 0.1
 	done
-	sleep 1	# a second kill of the same OOM, if any, has come by now
+	# c's hog has its memory or is dead: a second kill would have come
+	settled "$C" "$ready" || echo "# c's hog neither filled its memory nor died in 30 s"
+	rm -f "$ready"
 	VICTIM=$(dead_of a="$A" b="$B" c="$C")
 }
 # killed UNIT: the story killed UNIT's hog and no other; shows the last

@@ -30,7 +30,6 @@ check "the kernel has its struct_ops link (link $link), pinned" \
 
 oom_story; victim=$VICTIM
 check "the OOM killed cg4's hog (first death: $victim)" test "$victim" = cg4
-sleep 0.5
 check "cg1, cg2 and cg5's hogs survived" bash -c "$(declare -f alive); alive $PID_CG1 && alive $PID_CG2 && alive $PID_CG5"
 k=$(last_kill_json)
 check "event list names cg4's hog" jqe ".pid == $PID_CG4" "$k"

@@ -42,7 +42,7 @@ one_oom() {
 		done
 		sleep 0.1
 	done
-	sleep 0.5	# a second kill would show by now
+	# oom declare returns once the OOM was handled: its kills are counted
 	KILLS=$(( $(oom_kills) - k0 ))
 	CHOSEN_BY=$(oomctl -j event list | jq -r '[.events[] | select(.type == "kill")] | last | .chosen_by')
 }

@@ -282,6 +282,48 @@ bool hog_alive(struct hog *h)
 	return alive;
 }
 
+bool task_unkilled(pid_t pid)
+{
+	unsigned long long pending, sigkill = 1ULL << (SIGKILL - 1);
+	unsigned int flags;
+	char path[64], line[512], state, *p;
+	bool unkilled;
+	FILE *f;
+
+	/* stat: ... ) STATE PPID PGRP SESSION TTY TPGID FLAGS ... */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return false;
+	/* PF_EXITING: it took its SIGKILL, or exits anyway */
+	unkilled = state != 'Z' && state != 'X' && !(flags & 0x4);
+	/* SigPnd (the thread's) and ShdPnd (the process'), in hex */
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = unkilled ? fopen(path, "r") : NULL;
+	if (unkilled && !f)
+		return false;
+	while (f && fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigPnd: %llx", &pending) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &pending) == 1) &&
+		    (pending & sigkill))
+			unkilled = false;
+	if (f)
+		fclose(f);
+	return unkilled;
+}
+
+bool hog_unkilled(struct hog *h)
+{
+	bool unkilled = !hog_reap(h) && task_unkilled(h->pid);
+
+	hog_note(h, unkilled ? "" : ", sent SIGKILL");
+	return unkilled;
+}
+
 bool hog_killed_by_sigkill(struct hog *h)
 {
 	hog_reap(h);

@@ -50,6 +50,14 @@ int hog_release(struct hog *h);
 bool hog_wait_ready(struct hog *h, int timeout_ms);
 bool hog_alive(struct hog *h);
 bool hog_killed_by_sigkill(struct hog *h);
+/*
+ * Whether task @pid was sent no SIGKILL: it lives, is not exiting, and has
+ * none pending. Right after an OOM handled synchronously (a declared one),
+ * this tells a survivor without waiting for a victim to die; it can miss a
+ * kill only in the moment between the task taking SIGKILL and its exit.
+ */
+bool task_unkilled(pid_t pid);
+bool hog_unkilled(struct hog *h);
 /* Index of the first of @n hogs to die within @timeout_ms, or -1. */
 int hogs_wait_first_death(struct hog *hogs, int n, int timeout_ms);
 void hogs_kill(struct hog *hogs, int n);

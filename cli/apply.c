@@ -38,7 +38,8 @@ static int do_help(void)
 		"       %1$s apply help\n"
 		"\n"
 		"       FILE := a configuration file (default " OOMCTL_CONF_FILE
-		" and " OOMCTL_CONF_DIR "/*.conf)\n"
+		" and the drop-ins {/etc,/run,/usr/lib}/" OOMCTL_CONF_DROPINS
+		"/*.conf)\n"
 		"       " HELP_SPEC_OPTIONS "\n", bin_name);
 	return OOMCTL_EXIT_OK;
 }

@@ -270,11 +270,6 @@ static int conf_file(struct config *conf, const char *path, bool must)
 	return err;
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 static int conf_dropin(const struct dirent *de)
 {
 	size_t len = strlen(de->d_name);
@@ -283,33 +278,79 @@ static int conf_dropin(const struct dirent *de)
 	       !strcmp(de->d_name + len - 5, ".conf");
 }
 
-int config_read(const char *file, struct config *conf)
+/* The folders of the drop-ins, the first one's overriding the others' */
+static const char *const dropin_roots[] = {
+	"/etc", "/run", "/usr/local/lib", "/usr/lib",
+};
+
+struct dropin {
+	char name[NAME_MAX + 1];
+	char path[PATH_MAX + NAME_MAX + 2];
+};
+
+static int dropin_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct dropin *)a)->name,
+		      ((const struct dropin *)b)->name);
+}
+
+/* Add folder @dir's drop-ins to @ds whose name no earlier folder had */
+static int dropins_add(struct dropin **ds, int *n, const char *dir)
 {
 	struct dirent **des;
-	char path[PATH_MAX];
-	int n, err;
+	struct dropin *grown;
+	int m, i, j, err = 0;
+
+	m = scandir(dir, &des, conf_dropin, NULL);
+	if (m < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		p_err("%s: cannot read: %s", dir, strerror(errno));
+		return OOMCTL_EXIT_FAIL;
+	}
+	for (i = 0; i < m; i++) {
+		for (j = 0; j < *n && strcmp((*ds)[j].name, des[i]->d_name); j++)
+			;
+		if (j < *n || err)
+			continue;
+		grown = realloc(*ds, (*n + 1) * sizeof(**ds));
+		if (!grown) {
+			p_err("out of memory");
+			err = OOMCTL_EXIT_FAIL;
+			continue;
+		}
+		*ds = grown;
+		snprintf(grown[*n].name, sizeof(grown[*n].name), "%s", des[i]->d_name);
+		snprintf(grown[*n].path, sizeof(grown[*n].path), "%s/%s", dir,
+			 des[i]->d_name);
+		(*n)++;
+	}
+	for (i = 0; i < m; i++)
+		free(des[i]);
+	free(des);
+	return err;
+}
+
+int config_read(const char *file, struct config *conf)
+{
+	struct dropin *dropins = NULL;
+	char dir[PATH_MAX];
+	int n = 0, err;
 
 	memset(conf, 0, sizeof(*conf));
 	if (file)
 		return conf_file(conf, file, true);
 	err = conf_file(conf, OOMCTL_CONF_FILE, false);
-	if (err)
-		return err;
-	n = scandir(OOMCTL_CONF_DIR, &des, conf_dropin, by_name);
-	if (n < 0) {
-		if (errno == ENOENT)
-			return 0;
-		p_err("%s: cannot read: %s", OOMCTL_CONF_DIR, strerror(errno));
-		return OOMCTL_EXIT_FAIL;
+	for (size_t r = 0; !err && r < sizeof(dropin_roots) / sizeof(*dropin_roots); r++) {
+		snprintf(dir, sizeof(dir), "%s/%s", dropin_roots[r],
+			 OOMCTL_CONF_DROPINS);
+		err = dropins_add(&dropins, &n, dir);
 	}
-	for (int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", OOMCTL_CONF_DIR,
-			 des[i]->d_name);
-		if (!err)
-			err = conf_file(conf, path, true);
-		free(des[i]);
-	}
-	free(des);
+	if (!err && n)
+		qsort(dropins, n, sizeof(*dropins), dropin_by_name);
+	for (int i = 0; i < n && !err; i++)
+		err = conf_file(conf, dropins[i].path, true);
+	free(dropins);
 	return err;
 }
 

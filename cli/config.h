@@ -22,7 +22,14 @@
 #include "parse.h"
 
 #define OOMCTL_CONF_FILE	"/etc/oomctl/oomctl.conf"
-#define OOMCTL_CONF_DIR		"/etc/oomctl/oomctl.conf.d"
+/*
+ * Drop-ins: the files NAME.conf in DIR/oomctl/oomctl.conf.d for DIR in /etc,
+ * /run, /usr/local/lib and /usr/lib, as systemd reads oomd.conf's: by name
+ * across the folders, and of two with the same name, the one in the
+ * earlier folder (an empty file or a link to /dev/null there masks one
+ * below).
+ */
+#define OOMCTL_CONF_DROPINS	"oomctl/oomctl.conf.d"
 
 /* "FILE:LINE" of an entry, for its errors */
 #define CONF_WHERE_LEN		(PATH_MAX + 16)
@@ -57,7 +64,7 @@ struct config {
 
 /*
  * Read @file, or if NULL the default file (if present) and then the
- * drop-ins *.conf in lexical order. The first problem is reported in one
+ * drop-ins, in the order above. The first problem is reported in one
  * p_err() line "FILE:LINE: problem" and ends the read. Cgroups are
  * resolved and object files looked at; no bpf() call. 0 or an exit
  * status (OOMCTL_EXIT_USAGE for a bad configuration).

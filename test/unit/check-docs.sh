@@ -10,7 +10,7 @@
 # (cli/CMakeLists.txt; MANPATH=MAN_DIR man oomctl works), and the one
 # checked: man8/oomctl.8 documents the options and every object; an object
 # has its own man8/oomctl-OBJECT.8, or its verbs are in oomctl.8 (dump).
-# Every page of SRC_MAN_DIR (man8/*.8, man7/*.7) is written to MAN_DIR (so
+# Every page of SRC_MAN_DIR (man8/*.8, man7/*.7, man5/*.5) is written to MAN_DIR (so
 # cli/CMakeLists.txt lists it) with oomctl's version in its .TH, has the
 # sections a page needs, a .TH and a NAME that match its file, references
 # only oomctl pages that exist, is in oomctl.8's SEE ALSO, and lints clean
@@ -22,10 +22,12 @@ set -u
 oomctl=$(realpath "$1") completion=$(realpath "$2") srcdir=$3 mandir=$4
 n=0 failed=0
 overview=$mandir/man8/oomctl.8
-required_sections=("NAME" "SYNOPSIS" "DESCRIPTION" "EXAMPLES" "EXIT STATUS"
-	"SEE ALSO")
-# and what an admin looks up in a command's page
-required_sections_8=("FILES")
+required_sections=("NAME" "SYNOPSIS" "DESCRIPTION" "EXAMPLES" "SEE ALSO")
+# and what an admin looks up in a command's page, an overview's (7), and a
+# file's (5)
+required_sections_8=("EXIT STATUS" "FILES")
+required_sections_7=("EXIT STATUS")
+required_sections_5=("FILE FORMAT")
 
 pass() { echo "ok $((++n)) - $1"; }
 diag() { sed 's/^/#   /'; }
@@ -176,7 +178,7 @@ $have_groff || skip "groff is not installed: no groff -ww"
 # the pages of the source tree, each as the build wrote it
 shopt -s nullglob
 pages=()
-for src in "$srcdir"/man8/*.8 "$srcdir"/man7/*.7; do
+for src in "$srcdir"/man8/*.8 "$srcdir"/man7/*.7 "$srcdir"/man5/*.5; do
 	pages+=("$mandir/${src#"$srcdir"/}")
 done
 shopt -u nullglob
@@ -201,6 +203,8 @@ for page in "${pages[@]}"; do
 
 	want_sections=("${required_sections[@]}")
 	[[ $sec == 8 ]] && want_sections+=("${required_sections_8[@]}")
+	[[ $sec == 7 ]] && want_sections+=("${required_sections_7[@]}")
+	[[ $sec == 5 ]] && want_sections+=("${required_sections_5[@]}")
 	for want in "${want_sections[@]}"; do
 		if grep -qxF -- "$want" <<<"$secs"; then
 			pass "$file has $want"
@@ -228,9 +232,9 @@ for page in "${pages[@]}"; do
 		echo "#   got: $nameline"
 	fi
 
-	# references to oomctl pages (ours are in sections 7 and 8; systemd's
+	# references to oomctl pages (ours are in sections 5, 7 and 8; systemd's
 	# oomctl(1) is another program) must exist
-	refs=$(man_text "$page" | grep -o 'oomctl\(-[a-z0-9]\+\)* \?([78])' |
+	refs=$(man_text "$page" | grep -o 'oomctl\(-[a-z0-9]\+\|\.conf\)* \?([578])' |
 		tr -d ' ' | sort -u)
 	for ref in $refs; do
 		rname=${ref%(*} rsec=${ref#*(}

@@ -175,6 +175,47 @@ check "the default file and a .conf drop-in apply; a .txt is not read" \
 check "... in force: largest-leaf and oomd; ll2 and the trigger are gone" \
 	has '(.p | map(.name)) == ["hand", "largest-leaf", "oomd"] and all(.t[]; .cgroup != "/apply/b")'
 
+# --- drop-ins in /etc, /run and below, as systemd reads oomd.conf's -------------
+# layers.sh MODE: drop-ins in /etc, /run and /usr/local/lib (the image's
+# /usr/lib is read-only; /usr/local/lib holds nothing oomctl needs), each
+# on a tmpfs in a mount namespace of its own, then oomctl -j apply --check.
+# MODE order adds /etc's 50-last.conf, which repeats /usr/local/lib's
+# 05-first.conf: the error names both, in that order.
+cat >$d/layers.sh <<'SH'
+set -e
+d=$1 oomctl=$2 mode=$3
+mount -t tmpfs tmpfs /etc
+cp -a $d/etc/. /etc/
+rm -rf /etc/oomctl
+mkdir /etc/oomctl
+mount -t tmpfs tmpfs /run
+mkdir /run/oomctl
+mount -t tmpfs tmpfs /usr/local/lib
+mkdir /usr/local/lib/oomctl
+et=/etc/oomctl/oomctl.conf.d run=/run/oomctl/oomctl.conf.d
+lib=/usr/local/lib/oomctl/oomctl.conf.d
+mkdir $et $run $lib
+# the same name: /etc's over the others', /run's over /usr/local/lib's
+echo "policy attach oomd" >$et/10-a.conf
+echo "policy attach oomd dry-run" >$run/10-a.conf
+echo "not a line" >$lib/10-a.conf
+echo "psi add /apply/b some 150ms 1s" >$run/20-b.conf
+echo "not a line" >$lib/20-b.conf
+# a link to /dev/null in /etc masks the one below
+echo "not a line" >$lib/30-c.conf
+ln -s /dev/null $et/30-c.conf
+# one of /usr/local/lib's alone, the first by name
+echo "policy attach largest-leaf scope /apply/b" >$lib/05-first.conf
+[ "$mode" != order ] || echo "policy attach largest-leaf" >$et/50-last.conf
+exec "$oomctl" -j apply --check
+SH
+out=$(unshare -m bash $d/layers.sh $d "$OOMCTL" ok 2>&1)
+check "drop-ins of /etc, /run and /usr/local/lib: one file a name, the first folder's" \
+	jqe '.files == 4 and .policies == 2 and .triggers == 1' "$out"
+out=$(unshare -m bash $d/layers.sh $d "$OOMCTL" order 2>&1)
+check "... read by name across the folders: 05-first before /etc's 50-last" \
+	jqe '.error == "/etc/oomctl/oomctl.conf.d/50-last.conf:1: policy '"'largest-leaf'"' is configured already at /usr/local/lib/oomctl/oomctl.conf.d/05-first.conf:1"' "$out"
+
 # --- an empty file: ours go, the hand-attached stay ------------------------------
 : >$d/empty.conf
 check "apply an empty file" json '.removed == 2' oomctl -j apply $d/empty.conf

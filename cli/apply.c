@@ -208,13 +208,16 @@ static int record(struct run *r, const struct done *d)
 	return 0;
 }
 
-/* Attach and mark: from a configured entry, or back from its old meta */
-static int attach(struct run *r, const char *name, const char *file,
-		  uint64_t scope_id, bool dry_run)
+/*
+ * Attach and mark: from a configured entry, or back from its old meta.
+ * Policy @name runs the built-in @builtin, or else the object @file.
+ */
+static int attach(struct run *r, const char *name, const char *builtin,
+		  const char *file, uint64_t scope_id, bool dry_run)
 {
 	struct cgroup_ref scope = { .arg = "", .id = scope_id };
 	struct policy_attach_opts opts = {
-		.name = file ? NULL : name, .file = file,
+		.name = builtin, .file = builtin ? NULL : file, .as = name,
 		.scope = scope_id ? &scope : NULL, .dry_run = dry_run,
 	};
 	struct done d = { .act = ADD_POLICY };
@@ -300,7 +303,8 @@ static void undo(struct run *r)
 		       r->ndone == 1 ? "" : "s");
 	for (int i = r->ndone - 1; i >= 0; i--) {
 		struct done *d = &r->done[i];
-		bool builtin = !strcmp(d->meta.source, "built-in");
+		const char *builtin = policy_source_builtin(d->meta.source,
+							     d->meta.name);
 
 		switch (d->act) {
 		case ADD_POLICY:
@@ -310,9 +314,8 @@ static void undo(struct run *r)
 			mark_policy(d->meta.name, false);
 			break;
 		case DEL_POLICY:
-			attach(&scratch, d->meta.name,
-			       builtin ? NULL : d->meta.source, d->meta.scope_id,
-			       d->meta.flags & POLICY_DRY_RUN);
+			attach(&scratch, d->meta.name, builtin, d->meta.source,
+			       d->meta.scope_id, d->meta.flags & POLICY_DRY_RUN);
 			break;
 		case ADD_TRIGGER: {
 			struct psi_del_opts opts = { .id = d->id };
@@ -337,8 +340,11 @@ static bool meta_matches(const struct policy_meta *m,
 	if (m->scope_id != p->scope_id ||
 	    !(m->flags & POLICY_DRY_RUN) != !p->dry_run)
 		return false;
-	if (p->builtin)
-		return !strcmp(m->source, "built-in");
+	if (p->builtin) {
+		const char *builtin = policy_source_builtin(m->source, m->name);
+
+		return builtin && !strcmp(builtin, p->kind);
+	}
 	if (strcmp(m->source, p->file))
 		return false;
 	/* an object changed since it was attached is attached again */
@@ -432,8 +438,8 @@ static int apply_run(const struct config *conf)
 			continue;
 		}
 		err = detach(&r, &metas[j]) ?:
-		      attach(&r, p->name, p->builtin ? NULL : p->file,
-			     p->scope_id, p->dry_run);
+		      attach(&r, p->name, p->builtin ? p->kind : NULL,
+			     p->file, p->scope_id, p->dry_run);
 		if (err) {
 			p_info("%s: this line failed", p->where);
 			goto undo;
@@ -447,8 +453,8 @@ static int apply_run(const struct config *conf)
 
 		if (registry_get(p->name, &(struct policy_meta){}) == 0)
 			continue;
-		err = attach(&r, p->name, p->builtin ? NULL : p->file,
-			     p->scope_id, p->dry_run);
+		err = attach(&r, p->name, p->builtin ? p->kind : NULL,
+			     p->file, p->scope_id, p->dry_run);
 		if (err) {
 			p_info("%s: this line failed", p->where);
 			goto undo;

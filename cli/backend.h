@@ -61,6 +61,7 @@ int policy_show(const char *name);
 struct policy_attach_opts {
 	const char *name;		/* built-in policy, or NULL */
 	const char *file;		/* BPF object file, or NULL */
+	const char *as;			/* its name, if not its own */
 	const struct cgroup_ref *scope;	/* NULL: system-wide */
 	bool dry_run;			/* attach; log victims, kill nothing */
 };

@@ -564,6 +564,15 @@ int policy_link_progs(const char *name, uint32_t *prog_ids, uint32_t *link_ids,
 	return n;
 }
 
+const char *policy_source_builtin(const char *source, const char *name)
+{
+	if (!strcmp(source, "built-in"))
+		return name;
+	if (!strncmp(source, "built-in:", strlen("built-in:")))
+		return source + strlen("built-in:");
+	return NULL;
+}
+
 int file_digest(const char *path, uint64_t *size, uint32_t *crc)
 {
 	unsigned char buf[65536];

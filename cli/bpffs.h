@@ -60,6 +60,13 @@ struct policy_meta {
 };
 
 /*
+ * The built-in policy that a policy named @name with @source (its meta's)
+ * runs: @name for "built-in", KIND for "built-in:KIND" (an instance with a
+ * name of its own); NULL for an object file.
+ */
+const char *policy_source_builtin(const char *source, const char *name);
+
+/*
  * The size and CRC-32 of the file at @path, read whole: 0, or -errno (not
  * reported).
  */

@@ -85,7 +85,7 @@ static int conf_policy(struct config *conf, const struct line *l)
 {
 	struct conf_policy p = {}, *grown;
 	const char *what = l->w[2];
-	bool scoped = false;
+	bool scoped = false, named = false;
 	struct stat st;
 	int i, err;
 
@@ -127,6 +127,7 @@ static int conf_policy(struct config *conf, const struct line *l)
 				   policy_builtin_names(", ", names, sizeof(names)));
 		}
 		snprintf(p.name, sizeof(p.name), "%s", what);
+		snprintf(p.kind, sizeof(p.kind), "%s", what);
 		p.builtin = true;
 	}
 	for (i = 3; i < l->n; i++) {
@@ -139,8 +140,16 @@ static int conf_policy(struct config *conf, const struct line *l)
 			scoped = true;
 		} else if (!strcmp(l->w[i], "dry-run") && !p.dry_run) {
 			p.dry_run = true;
+		} else if (!strcmp(l->w[i], "name") && !named) {
+			if (++i == l->n)
+				return bad(l, "missing POLICY after 'name'");
+			if (policy_name_check(l->w[i]))
+				return bad(l, "invalid policy name '%s': %s", l->w[i],
+					   POLICY_NAME_RULE);
+			snprintf(p.name, sizeof(p.name), "%s", l->w[i]);
+			named = true;
 		} else {
-			return bad(l, "unexpected '%s' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run])",
+			return bad(l, "unexpected '%s' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [name POLICY])",
 				   l->w[i]);
 		}
 	}

@@ -6,6 +6,7 @@
  *
  *   # comment
  *   policy attach { NAME | /PATH/FILE.bpf.o } [scope CGROUP] [dry-run]
+ *                 [name POLICY]
  *   psi add CGROUP { some | full } STALL WINDOW
  *
  * Why: an admin already knows these words from oomctl(8) and can try any
@@ -38,6 +39,7 @@ struct conf_policy {
 	char where[CONF_WHERE_LEN];
 	char name[32];			/* the registry's key */
 	bool builtin;			/* else an object file */
+	char kind[32];			/* which built-in */
 	char file[PATH_MAX];		/* realpath() of the object */
 	uint64_t file_size;		/* file_digest(): to see a changed */
 	uint32_t file_crc32;		/* object, whatever its mtime */

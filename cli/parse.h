@@ -71,6 +71,7 @@ int psi_trigger_check(uint64_t stall_us, uint64_t window_us);
 
 /* BPF_OBJ_NAME_LEN - 1, so the name fits a BPF object name */
 #define POLICY_NAME_MAX		15
+#define POLICY_NAME_RULE	"1 to 15 of [a-z0-9_-], not starting with '-'"
 
 /*
  * 1..15 characters of [a-z0-9_-], not starting with '-' (it would read as

@@ -58,7 +58,7 @@ static int do_show(int argc, char **argv)
 
 static int do_attach(int argc, char **argv)
 {
-	static const char *const kws[] = { "scope", "dry-run", NULL };
+	static const char *const kws[] = { "scope", "dry-run", "name", NULL };
 	struct policy_attach_opts opts = {};
 	int kw;
 	struct cgroup_ref scope;
@@ -93,6 +93,14 @@ static int do_attach(int argc, char **argv)
 		} else if (kw == 1 && !opts.dry_run) {
 			NEXT_ARG();
 			opts.dry_run = true;
+		} else if (kw == 2 && !opts.as) {
+			NEXT_ARG();
+			if (!REQ_ARGS(1))
+				return OOMCTL_EXIT_USAGE;
+			opts.as = GET_ARG();
+			err = name_parse(opts.as);
+			if (err)
+				return err;
 		} else {
 			usage_err("unexpected argument '%s'", *argv);
 			return OOMCTL_EXIT_USAGE;
@@ -151,7 +159,7 @@ static const struct cmd cmds[] = {
 	{ "list",	do_list,	"" },
 	{ "show",	do_show,	"NAME" },
 	{ "attach",	do_attach,
-	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run]" },
+	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [name POLICY]" },
 	{ "detach",	do_detach,	"NAME" },
 	{ "explain",	do_explain,	"[NAME] [CGROUP]" },
 	{ "help",	do_help,	"" },
@@ -164,7 +172,7 @@ static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
 
 	snprintf(defs, sizeof(defs),
 		 "       NAME := { %s | POLICY }\n"
-		 "       POLICY := 1-15 of [a-z0-9_-], as attached from a file\n"
+		 "       POLICY := 1-15 of [a-z0-9_-]: a file's name, or the one given\n"
 		 "       " HELP_SPEC_CGROUP "\n",
 		 policy_builtin_names(" | ", names, sizeof(names)));
 	return print_usage("policy", cmds, defs);

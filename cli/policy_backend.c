@@ -239,7 +239,9 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 			      policy_builtin_names(", ", base, sizeof(base)));
 			return -ENOENT;
 		}
-		snprintf(name, POLICY_NAME_LEN, "%s", b->name);
+		snprintf(name, POLICY_NAME_LEN, "%s", opts->as ?: b->name);
+	} else if (opts->as) {
+		snprintf(name, POLICY_NAME_LEN, "%s", opts->as);
 	} else {
 		snprintf(base, sizeof(base), "%s", opts->file);
 		snprintf(name, POLICY_NAME_LEN, "%s", basename(base));
@@ -258,7 +260,9 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 		size_t size;
 		const void *elf = b->elf(&size);
 
-		open_opts.object_name = name;
+		/* the object keeps the built-in's name: it names the
+		 * kernel's ops, whatever this instance is called */
+		open_opts.object_name = b->name;
 		obj = bpf_object__open_mem(elf, size, &open_opts);
 	} else {
 		obj = bpf_object__open_file(opts->file, &open_opts);
@@ -465,8 +469,11 @@ int policy_attach(const struct policy_attach_opts *opts)
 			p_err("cannot read %s: %s", opts->file, strerror(-err));
 			goto out;
 		}
-	} else {
+	} else if (!strcmp(meta.name, opts->name)) {
 		snprintf(meta.source, sizeof(meta.source), "built-in");
+	} else {
+		snprintf(meta.source, sizeof(meta.source), "built-in:%s",
+			 opts->name);
 	}
 	if (nops)
 		meta.flags |= POLICY_CGROUP_OPS;

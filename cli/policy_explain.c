@@ -93,16 +93,17 @@ static int on_record(void *ctx, void *data, size_t size)
 static int explain_open(struct explained *e, struct bpf_object **objp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = e->name);
+	const char *builtin = policy_source_builtin(e->source, e->name);
 	struct bpf_object *obj = NULL;
 	size_t size;
 	int err;
 
 	open_opts_debug(&opts);
-	if (!strcmp(e->source, "built-in")) {
+	if (builtin) {
 		bool found = false;
 
 		for (size_t i = 0; i < sizeof(explainable) / sizeof(*explainable); i++)
-			if (!strcmp(explainable[i].name, e->name)) {
+			if (!strcmp(explainable[i].name, builtin)) {
 				const void *elf = explainable[i].elf(&size);
 
 				found = true;

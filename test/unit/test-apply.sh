@@ -48,15 +48,17 @@ cat >"$good" <<CONF
 policy attach largest-leaf dry-run
 	policy attach oomd   # a comment after the words
 policy attach $dir/mine.bpf.o dry-run
+# one built-in, twice: a name of its own each
+policy attach oomd name oomd-b dry-run
 CONF
 run apply --check "$good"
-if [[ $status -eq 0 && $out == "configuration OK: 3 policies, 0 triggers in 1 file" ]]; then
+if [[ $status -eq 0 && $out == "configuration OK: 4 policies, 0 triggers in 1 file" ]]; then
 	pass "a good file passes --check"
 else
 	fail "a good file passes --check (status $status: $out $err)"
 fi
 run -j apply --check "$good"
-if [[ $status -eq 0 ]] && jq -e '.policies == 3 and .triggers == 0 and .files == 1' \
+if [[ $status -eq 0 ]] && jq -e '.policies == 4 and .triggers == 0 and .files == 1' \
 	<<<"$out" >/dev/null; then
 	pass "--check -j counts them"
 else
@@ -83,6 +85,12 @@ refused "a file named like a built-in" 2 "policy 'oomd' is configured already at
 	"policy attach oomd" "policy attach $dir/oomd.bpf.o"
 refused "an unknown built-in" 1 "no built-in policy 'oomdd' \\(largest-leaf, oomd" \
 	"policy attach oomdd"
+refused "a bad name after 'name'" 1 "invalid policy name 'Big': 1 to 15 of \\[a-z0-9_-\\]" \
+	"policy attach oomd name Big"
+refused "'name' without a name" 1 "missing POLICY after 'name'" \
+	"policy attach oomd name"
+refused "two policies given one name" 2 "policy 'work' is configured already at $dir/bad.conf:1" \
+	"policy attach oomd name work" "policy attach largest-leaf dry-run name work"
 refused "no policy named" 1 "missing NAME or FILE.bpf.o" "policy attach"
 refused "a relative object path" 1 "'mine.bpf.o': an object file needs an absolute path" \
 	"policy attach mine.bpf.o"

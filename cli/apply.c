@@ -38,7 +38,8 @@ static int do_help(void)
 		"       %1$s apply help\n"
 		"\n"
 		"       FILE := a configuration file (default " OOMCTL_CONF_FILE
-		" and the drop-ins {/etc,/run,/usr/lib}/" OOMCTL_CONF_DROPINS
+		" and the drop-ins {/etc,/run,/usr/local/lib,/usr/lib}/"
+		OOMCTL_CONF_DROPINS
 		"/*.conf)\n"
 		"       " HELP_SPEC_OPTIONS "\n", bin_name);
 	return OOMCTL_EXIT_OK;
@@ -517,6 +518,18 @@ out:
 	free(configured);
 	free(metas);
 	free(ks);
+	return err;
+}
+
+int apply_configured(void)
+{
+	struct config conf;
+	int err = config_read(NULL, &conf);
+
+	if (err)
+		return err;
+	err = apply_run(&conf) ? OOMCTL_EXIT_FAIL : OOMCTL_EXIT_OK;
+	config_free(&conf);
 	return err;
 }
 

@@ -263,12 +263,17 @@ static int conf_file(struct config *conf, const char *path, bool must)
 		return OOMCTL_EXIT_FAIL;
 	}
 	conf->nfiles++;
-	while (!err && (len = getline(&text, &size, f)) >= 0) {
+	/* every bad line is told, each in its line: an admin mends them all
+	 * at once; the first one's status is kept */
+	while ((len = getline(&text, &size, f)) >= 0) {
+		int line_err;
+
 		snprintf(where, sizeof(where), "%s:%u", path, ++lineno);
 		/* the words would end there: say so rather than ignore the rest */
-		err = strlen(text) != (size_t)len ?
-		      bad(&l, "a NUL byte in the line") :
-		      conf_line(conf, &l, text);
+		line_err = strlen(text) != (size_t)len ?
+			   bad(&l, "a NUL byte in the line") :
+			   conf_line(conf, &l, text);
+		err = err ?: line_err;
 	}
 	if (!err && ferror(f)) {
 		p_err("%s: cannot read: %s", path, strerror(errno));
@@ -290,11 +295,6 @@ static int conf_dropin(const struct dirent *de)
 /* The folders of the drop-ins, the first one's overriding the others' */
 static const char *const dropin_roots[] = {
 	"/etc", "/run", "/usr/local/lib", "/usr/lib",
-};
-
-struct dropin {
-	char name[NAME_MAX + 1];
-	char path[PATH_MAX + NAME_MAX + 2];
 };
 
 static int dropin_by_name(const void *a, const void *b)
@@ -340,26 +340,43 @@ static int dropins_add(struct dropin **ds, int *n, const char *dir)
 	return err;
 }
 
+int dropins_list(const char *sub, struct dropin **dropins)
+{
+	char dir[PATH_MAX];
+	int n = 0, err = 0;
+
+	*dropins = NULL;
+	for (size_t r = 0; !err && r < sizeof(dropin_roots) / sizeof(*dropin_roots); r++) {
+		snprintf(dir, sizeof(dir), "%s/%s", dropin_roots[r], sub);
+		err = dropins_add(dropins, &n, dir);
+	}
+	if (err) {
+		free(*dropins);
+		*dropins = NULL;
+		return -err;
+	}
+	if (n)
+		qsort(*dropins, n, sizeof(**dropins), dropin_by_name);
+	return n;
+}
+
 int config_read(const char *file, struct config *conf)
 {
-	struct dropin *dropins = NULL;
-	char dir[PATH_MAX];
-	int n = 0, err;
+	struct dropin *dropins;
+	int n, err;
 
 	memset(conf, 0, sizeof(*conf));
 	if (file)
 		return conf_file(conf, file, true);
 	err = conf_file(conf, OOMCTL_CONF_FILE, false);
-	for (size_t r = 0; !err && r < sizeof(dropin_roots) / sizeof(*dropin_roots); r++) {
-		snprintf(dir, sizeof(dir), "%s/%s", dropin_roots[r],
-			 OOMCTL_CONF_DROPINS);
-		err = dropins_add(&dropins, &n, dir);
-	}
-	if (!err && n)
-		qsort(dropins, n, sizeof(*dropins), dropin_by_name);
-	for (int i = 0; i < n && !err; i++)
-		err = conf_file(conf, dropins[i].path, true);
-	free(dropins);
+	n = err == OOMCTL_EXIT_FAIL ? 0 : dropins_list(OOMCTL_CONF_DROPINS, &dropins);
+	if (n < 0)
+		return -n;
+	/* past a file with bad lines, to tell the others' too */
+	for (int i = 0; i < n && err != OOMCTL_EXIT_FAIL; i++)
+		err = conf_file(conf, dropins[i].path, true) ?: err;
+	if (n)
+		free(dropins);
 	return err;
 }
 

@@ -66,13 +66,32 @@ struct config {
 
 /*
  * Read @file, or if NULL the default file (if present) and then the
- * drop-ins, in the order above. The first problem is reported in one
- * p_err() line "FILE:LINE: problem" and ends the read. Cgroups are
- * resolved and object files looked at; no bpf() call. 0 or an exit
- * status (OOMCTL_EXIT_USAGE for a bad configuration).
+ * drop-ins, in the order above. Each bad line is reported in one p_err()
+ * line "FILE:LINE: problem", and the read goes on to tell the next; a file
+ * that cannot be read ends it. Cgroups are resolved and object files
+ * looked at; no bpf() call. 0 or an exit status (OOMCTL_EXIT_USAGE for a
+ * bad configuration, OOMCTL_EXIT_FAIL for an unreadable file).
  */
 int config_read(const char *file, struct config *conf);
 void config_free(struct config *conf);
+
+struct dropin {
+	char name[NAME_MAX + 1];
+	char path[PATH_MAX + NAME_MAX + 2];
+};
+
+/*
+ * The drop-ins @sub ("oomctl/oomctl.conf.d") of /etc, /run, /usr/local/lib
+ * and /usr/lib, as above: the files to read, in order, in *@dropins (free()
+ * it). Their count, or -(an exit status) after one error line.
+ */
+int dropins_list(const char *sub, struct dropin **dropins);
+
+/*
+ * Read the configuration and apply it, as oomctl apply does: 0 or an exit
+ * status, after the problem's error line.
+ */
+int apply_configured(void);
 
 /* oomctl apply [--check] [FILE] (apply.c) */
 int do_apply(int argc, char **argv);

@@ -65,7 +65,21 @@ else
 	fail "--check -j counts them ($out)"
 fi
 
-# --- bad files: the first problem, its line ------------------------------------
+# --- bad files: every problem, each in its line ---------------------------------
+f=$dir/three.conf
+printf '%s\n' "policy attach oomdd" "# fine" "policy attach oomd" "psi add / most 1s 2s" \
+	"policy attach oomd" >"$f"
+run apply --check "$f"
+want="Error: $f:1: no built-in policy 'oomdd' (largest-leaf, oomd)
+Error: $f:4: invalid stall type 'most': expected 'some' or 'full'
+Error: $f:5: policy 'oomd' is configured already at $f:3"
+if [[ $status -eq 2 && -z $out && $err == "$want" ]]; then
+	pass "three bad lines: each told, in order, exit status 2"
+else
+	fail "three bad lines: each told, in order, exit status 2 (status $status)"
+	sed 's/^/#   /' <<<"$err"
+fi
+
 refused "an unknown command" 3 "unknown command 'policy load'" \
 	"# ok" "policy attach oomd" "policy load oomd"
 refused "an unknown word after policy attach" 1 "unexpected 'priority'" \

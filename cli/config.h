@@ -96,4 +96,7 @@ int apply_configured(void);
 /* oomctl apply [--check] [FILE] (apply.c) */
 int do_apply(int argc, char **argv);
 
+/* oomctl units (managed_oom.c) */
+int do_units(int argc, char **argv);
+
 #endif /* OOMCTL_CONFIG_H */

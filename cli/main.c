@@ -38,6 +38,7 @@ static const struct cmd objects[] = {
 	{ "event",	do_event,	"" },
 	{ "dump",	do_dump,	"" },
 	{ "apply",	do_apply,	"" },
+	{ "units",	do_units,	"" },
 	{ "help",	do_help,	"" },
 	{ 0 }
 };

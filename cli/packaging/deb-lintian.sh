@@ -26,6 +26,8 @@ for want in "-rwxr-xr-x root/root ./usr/sbin/oomctl" \
 	"-rw-r--r-- root/root ./usr/share/man/man7/oomctl-policies.7.gz" \
 	"-rw-r--r-- root/root ./usr/share/bash-completion/completions/oomctl" \
 	"-rw-r--r-- root/root ./lib/systemd/system/oomctl.service" \
+	"-rw-r--r-- root/root ./usr/share/oomctl/managed-oom.conf" \
+	"-rw-r--r-- root/root ./usr/share/man/man8/oomctl-units.8.gz" \
 	"-rw-r--r-- root/root ./usr/share/doc/oomctl/copyright" \
 	"-rw-r--r-- root/root ./usr/share/doc/oomctl/changelog.gz"; do
 	if grep -qxF -- "$want" <<<"$contents"; then

@@ -71,6 +71,10 @@ run(ignored ${CMAKE_COMMAND} -E env DESTDIR=${root}
 # keeps packaged units (dh_installsystemd's place, not /usr/lib)
 file(MAKE_DIRECTORY ${root}/lib/systemd/system)
 file(COPY_FILE ${here}/oomctl.service ${root}/lib/systemd/system/oomctl.service)
+# The drop-in that runs `oomctl units` as systemd-oomd.service, for an
+# admin to link into /etc (oomctl-units(8)): not in force on install
+file(MAKE_DIRECTORY ${root}/usr/share/oomctl)
+file(COPY_FILE ${here}/managed-oom.conf ${root}/usr/share/oomctl/managed-oom.conf)
 
 # Executables lose their debug info and symbols (lintian:
 # unstripped-binary-or-object), as dh_strip does it

@@ -292,7 +292,7 @@ static void test_success(void)
 
 	run(&r, (const char *[]){ "help", NULL });
 	ok_run(&r, strstr(r.out, "OBJECT := { memcg | policy | psi | oom | "
-			  "event | dump | apply }"), "help lists the objects");
+			  "event | dump | apply | units }"), "help lists the objects");
 	run(&r, (const char *[]){ "m", "h", NULL });
 	ok_run(&r, strstr(r.out, "oomctl memcg show CGROUP") != NULL,
 	       "prefixes reach memcg help");

@@ -1,0 +1,327 @@
+#!/bin/bash
+# oomctl units as systemd-oomd.service (the packaged drop-in
+# managed-oom.conf) in a systemd guest, on the scenarios of
+# systemd's own TEST-55-OOMD with its unit settings: a slice with
+# ManagedOOMMemoryPressure=kill at 20 %, oomd.conf's duration at 2 s, a
+# thrasher (testbloat: MemoryHigh=5M) beside an idle unit (testchill).
+# systemd-oomd does not run; the kills come from the kernel. Checked: the
+# thrasher is killed and the idle unit lives, without swap and with it;
+# ManagedOOMPreference=avoid spares the avoided unit; a unit's limit and
+# oomd.conf's defaults make the trigger; a unit that stops takes its policy
+# and trigger with it, and so does the service. Last, the same story under
+# systemd-oomd, timed the same way: its figures are printed, not checked.
+#
+# On the host: managed_oom.sh BUILD_DIR [test/vm/run OPTIONS...]; in the
+# guest the same script runs with --guest BUILD_DIR.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+
+if [ "${1:-}" != --guest ]; then
+	build=$(cd "${1:?usage: managed_oom.sh BUILD_DIR [RUN_OPTIONS...]}" && pwd)
+	shift
+	exec "$here/run" --systemd --timeout 900 "$@" -- \
+		"$here/managed_oom.sh" --guest "$build"
+fi
+
+build=${2:?usage: managed_oom.sh --guest BUILD_DIR}
+. "$here/lib.sh"
+OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
+oomctl() { "$OOMCTL" "$@"; }
+prop() { systemctl show -P "$2" "$1"; }
+units=/run/systemd/system
+managed=/run/oomctl/oomctl.conf.d/50-managed-oom.conf
+# a dash in a slice's name nests it: testsuite.slice/testsuite-55.slice/...
+slice=/testsuite.slice/testsuite-55.slice/testsuite-55-workload.slice
+bloat=testsuite-55-testbloat.service chill=testsuite-55-testchill.service
+munch=testsuite-55-testmunch.service
+
+mkdir -p $units /run/systemd/oomd.conf.d
+# init-systemd masks the user-space killers: systemd-oomd is the one here
+rm -f $units/systemd-oomd.service $units/systemd-oomd.socket
+dropin=$units/systemd-oomd.service.d/oomctl.conf
+mkdir -p ${dropin%/*}
+# the packaged drop-in, with the build's oomctl
+managed_on() {
+	sed "s|/usr/sbin/oomctl|$OOMCTL|" "$here/../../cli/packaging/managed-oom.conf" >$dropin
+	systemctl daemon-reload
+}
+managed_off() { rm -f $dropin; systemctl daemon-reload; }
+# TEST-55-OOMD's settings; its thrashers are stress(1), ours the hog
+printf '[OOM]\nDefaultMemoryPressureDurationSec=2s\n' \
+	>/run/systemd/oomd.conf.d/99-oomd-test.conf
+printf '[Slice]\nManagedOOMMemoryPressure=kill\nManagedOOMMemoryPressureLimit=20%%\n' \
+	>$units/testsuite-55-workload.slice
+thrasher() {	# thrasher MEMORY_HIGH MIB
+	printf '[Service]\nMemoryHigh=%s\nSlice=testsuite-55-workload.slice\nEnvironment=HOG_CYCLE=1\nExecStart=%s %s\n' \
+		"$1" "$HOG" "$2"
+}
+thrasher 5M 200 >$units/$bloat
+thrasher 5M 150 >$units/$munch
+printf '[Service]\nMemoryHigh=3M\nSlice=testsuite-55-workload.slice\nExecStart=%s 1\n' \
+	"$HOG" >$units/$chill
+# A slice that sets no limit: oomd.conf's default (60 %) applies
+printf '[Slice]\nManagedOOMMemoryPressure=kill\n' >$units/fallback.slice
+printf '[Service]\nSlice=fallback.slice\nExecStart=/bin/sleep infinity\n' \
+	>$units/fallback-idle.service
+systemctl daemon-reload
+
+start_service() {
+	managed_on && systemctl restart systemd-oomd.service && return
+	journalctl -b -u systemd-oomd.service -o cat | tail -n 20
+	return 1
+}
+check "with the drop-in, systemd-oomd.service (re)starts as oomctl units" start_service
+pid=$(prop systemd-oomd.service MainPID)
+[ "$(prop systemd-oomd.service ActiveState)" = active ] &&
+	[[ $(tr '\0' ' ' </proc/$pid/cmdline) == "$OOMCTL units " ]] ||
+	bail "systemd-oomd.service does not run oomctl units"
+rss=$(awk '/^VmRSS/ {print $2 " " $3}' /proc/$pid/status)
+echo "# footprint: one process, oomctl units, VmRSS $rss"
+check "with no unit asking, the drop-in names no cgroup" \
+	bash -c "! grep -v '^#' $managed"
+# Debian's systemd-oomd package sets ManagedOOMSwap=kill on -.slice
+check "ManagedOOMSwap=kill (-.slice's) is refused, and the journal says why" bash -c \
+	"journalctl -b -u systemd-oomd.service -o cat | grep -qx '/: ManagedOOMSwap=kill is not enforced: no kernel event marks swap use crossing a limit (oomctl-units(8))'"
+# TEST-55's own overrides of the package's defaults (user@.service's 50 %)
+mkdir -p $units/-.slice.d $units/user@.service.d
+printf '[Slice]\nManagedOOMSwap=auto\n' >$units/-.slice.d/99-oomd-test.conf
+printf '[Service]\nManagedOOMMemoryPressure=auto\nManagedOOMMemoryPressureLimit=0%%\n' \
+	>$units/user@.service.d/99-oomd-test.conf
+systemctl daemon-reload
+
+# in_dropin REGEX [SECONDS]: the daemon has written a line matching REGEX
+in_dropin() {
+	for _ in $(seq $(( ${2:-20} * 10 ))); do
+		grep -qE "$1" $managed 2>/dev/null && return 0
+		sleep 0.1
+	done
+	cat $managed
+	return 1
+}
+# gone_from_dropin REGEX: no line matches REGEX any more
+gone_from_dropin() {
+	for _ in $(seq 200); do
+		grep -qE "$1" $managed 2>/dev/null || return 0
+		sleep 0.1
+	done
+	cat $managed
+	return 1
+}
+# wait_stopped UNIT [SECONDS]: the unit is no longer active
+wait_stopped() {
+	for _ in $(seq $(( ${2:-120} * 10 ))); do
+		case $(prop "$1" ActiveState) in active|activating|deactivating) ;;
+		*) return 0 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
+# kill_ms UNIT: from the start of its main process to its death
+kill_ms() {
+	echo $(( ($(prop "$1" ExecMainExitTimestampMonotonic) - \
+		  $(prop "$1" ExecMainStartTimestampMonotonic)) / 1000 ))
+}
+# story WHAT ARMED: testchill starts, then, once ARMED says the killer
+# watches the slice, testbloat; testbloat must die, testchill live. Sets MS
+# to testbloat's kill time from its start, or "never within 120 s".
+story() {
+	systemctl start $chill
+	check "$1: the slice is watched" eventually $2
+	[ "$2" = armed_ours ] || calm
+	systemctl start $bloat
+	if wait_stopped $bloat 120; then MS=$(kill_ms $bloat); else MS="never within 120 s"; fi
+	check "$1: testbloat is killed ($MS ms after its start)" \
+		test "$(prop $bloat ActiveState)" != active
+	check "$1: ... and testchill lives" test "$(prop $chill ActiveState)" = active
+	oomctl event list | tail -n 3 | sed 's/^/# /'
+	systemctl stop $bloat $chill 2>/dev/null
+}
+armed_ours() { policy_of_slice && trigger_of_slice; }
+# calm: the slice's 10 s average of full stall is below 5 %, as after a
+# quiet while: systemd-oomd, which acts on that average, would act at once
+# on what is left of the last story's (the trigger looks at its window only)
+calm() {
+	for _ in $(seq 600); do
+		awk '/^full/ {split($2, a, "="); exit !(a[2] < 5)}' $CG$slice/memory.pressure && return
+		sleep 0.1
+	done
+}
+# systemd's own oomctl, as TEST-55 asks it
+armed_oomd() { /usr/bin/oomctl | grep -q "Path: $slice"; }
+
+# eventually COMMAND...: it succeeds within 20 s (the daemon writes the
+# drop-in, then applies it)
+eventually() {
+	for _ in $(seq 200); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+policy_of_slice() {
+	json "[.policies[] | select(.scope == \"$slice\" and .mode == \"kill\" and (.name | test(\"^oomd-[0-9a-f]{10}\$\")))] | length == 1" \
+		oomctl -j policy list
+}
+trigger_of_slice() {
+	json "[.triggers[] | select(.cgroup == \"$slice\" and .kind == \"full\" and .stall_us == $stall and .window_us == $window)] | length == 1" \
+		oomctl -j psi list
+}
+systemctl start $chill
+stall=400000 window=2000000	# 20 % of 2 s
+check "a unit of the slice starts: the drop-in has the slice's policy" \
+	in_dropin "^policy attach oomd scope $slice name oomd-[0-9a-f]{10}\$"
+check "... and its trigger: full, 20 % of oomd.conf's 2 s" \
+	in_dropin "^psi add $slice full ${stall}us ${window}us\$"
+check "the policy is attached to the slice's cgroup" eventually policy_of_slice
+check "the trigger is armed on it" eventually trigger_of_slice
+systemctl stop $chill
+
+story "no swap" armed_ours
+ours_noswap=$MS
+check "no swap: the kill is the slice's policy's, in the kernel" \
+	json "[.events[] | select(.type == \"kill\")] | last | .cgroup == \"$slice/$bloat\" and (.chosen_by | startswith(\"oomd-\"))" \
+	oomctl -j event list
+check "no swap: systemd saw an OOM kill (Result=oom-kill)" \
+	test "$(prop $bloat Result)" = oom-kill
+
+systemctl start fallback-idle.service
+check "a slice with no limit of its own: oomd.conf's 60 % of 2 s" \
+	in_dropin "^psi add /fallback.slice full 1200000us 2000000us\$"
+systemctl stop fallback-idle.service fallback.slice
+check "... stopped, its lines go" gone_from_dropin "/fallback.slice"
+
+# TEST-55's last part: testbloat avoided, testmunch thrashes beside it
+mkdir -p $units/$bloat.d
+printf '[Service]\nManagedOOMPreference=avoid\n' >$units/$bloat.d/avoid.conf
+systemctl daemon-reload
+seq0=$(oomctl -j event list | jq '[.events[].seq] | max // 0')
+systemctl start $chill $munch $bloat
+check "ManagedOOMPreference=avoid: systemd marks testbloat's cgroup" bash -c \
+	"getfattr --only-values -n user.oomd_avoid $CG$slice/$bloat | grep -qx 1"
+if wait_stopped $munch 120; then MS=$(kill_ms $munch); else MS="never within 120 s"; fi
+bloat_state=$(prop $bloat ActiveState)
+check "avoid: testmunch is killed ($MS ms)" test "$(prop $munch ActiveState)" != active
+check "avoid: ... the first of the slice's units to die" json \
+	"[.events[] | select(.type == \"kill\" and .seq > $seq0)] | first | .cgroup == \"$slice/$munch\"" \
+	oomctl -j event list
+check "avoid: testbloat, avoided, lives" test "$bloat_state" = active
+# testbloat thrashes on: the next event (one window on: no 15 s pause after
+# a kill as systemd-oomd has) kills testchill, the one not avoided
+echo "# avoid: testchill is $(prop $chill ActiveState) when checked"
+systemctl stop $bloat $chill $munch
+rm -r $units/$bloat.d
+systemctl daemon-reload
+
+systemctl stop testsuite-55-workload.slice
+check "the slice stopped: its lines leave the drop-in" gone_from_dropin "$slice"
+check "... its policy is detached" eventually json \
+	"[.policies[] | select(.name | startswith(\"oomd-\"))] | length == 0" oomctl -j policy list
+check "... and no trigger is left on it" eventually json \
+	"[.triggers[] | select(.cgroup == \"$slice\")] | length == 0" oomctl -j psi list
+
+check "swap on /dev/ram0" bash -c 'mkswap /dev/ram0 >/dev/null && swapon /dev/ram0'
+story "swap" armed_ours
+ours_swap=$MS
+
+# A user unit: the user manager reports it on systemd-oomd.socket's socket,
+# which the service was passed
+useradd -M -u 1000 testuser
+user_units=/run/systemd/user
+mkdir -p $user_units
+cp $units/testsuite-55-workload.slice $units/$bloat $units/$chill $user_units/
+uslice=/user.slice/user-1000.slice/user@1000.service$slice
+usystemctl() { runuser -u testuser -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user "$@"; }
+uprop() { usystemctl show -P "$2" "$1"; }
+check "the user manager of testuser starts" systemctl start user@1000.service
+usystemctl start $chill $bloat
+check "user unit: the drop-in has the user's slice" \
+	in_dropin "^psi add $uslice full ${stall}us ${window}us\$"
+for _ in $(seq 1200); do
+	[ "$(uprop $bloat ActiveState)" = active ] || break
+	sleep 0.1
+done
+check "user unit: testbloat is killed" test "$(uprop $bloat ActiveState)" != active
+check "user unit: ... and testchill lives" test "$(uprop $chill ActiveState)" = active
+upolicy=$(oomctl -j policy list | jq -r ".policies[] | select(.scope == \"$uslice\") | .name")
+check "user unit: the kill is the user slice's policy's (${upolicy:-none})" \
+	json "[.events[] | select(.type == \"kill\")] | last | .cgroup == \"$uslice/$bloat\" and .chosen_by == \"$upolicy\"" \
+	oomctl -j event list
+usystemctl stop $chill $bloat
+# A user may report only cgroups of its own
+report() {	# report PATH: as testuser, ask for kills on PATH
+	runuser -u testuser -- python3 -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/systemd/oom/io.system.ManagedOOM")
+m = {"method": "io.systemd.oom.ReportManagedOOMCGroups", "oneway": True,
+     "parameters": {"cgroups": [{"mode": "kill", "path": sys.argv[1],
+                                 "property": "ManagedOOMMemoryPressure"}]}}
+s.sendall(json.dumps(m).encode() + b"\0")
+s.close()' "$1"
+}
+mkdir -p $CG/notyours
+report /notyours
+check "a user's report on root's cgroup is refused, and said so" bash -c \
+	"for _ in \$(seq 100); do journalctl -b -u systemd-oomd.service -o cat | grep -qx 'user 1000 may not manage /notyours: not its cgroup' && exit 0; sleep 0.1; done; exit 1"
+check "... and is in no line" bash -c "! grep -q /notyours $managed"
+rmdir $CG/notyours
+
+systemctl start $chill
+in_dropin "$slice" >/dev/null
+# the socket too: a user manager's next report would start the service
+check "stopping the service detaches the units' policies" bash -c \
+	"systemctl stop systemd-oomd.socket systemd-oomd.service && ! test -e $managed && ! $OOMCTL policy list | grep -q oomd-"
+systemctl stop $chill
+
+# systemd 254 and later send a unit's own ManagedOOMMemoryPressureDurationSec=
+# ("duration"); 252 has none. A PID 1 stand-in, in a mount namespace of its
+# own, sends one: 20 % of 5 s.
+fake_pid1() {
+	timeout 60 unshare -m bash -c '
+	mount -t tmpfs tmpfs /run/systemd || exit 1
+	python3 -c "
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(\"/run/systemd/io.system.ManagedOOM\")
+s.listen(1)
+c, _ = s.accept()
+c.recv(4096)
+u = {\"mode\": \"kill\", \"path\": sys.argv[1], \"property\": \"ManagedOOMMemoryPressure\",
+     \"limit\": 858993459, \"duration\": 5000000}
+c.sendall(json.dumps({\"parameters\": {\"cgroups\": [u]}, \"continues\": True}).encode() + b\"\\0\")
+c.recv(1)
+" "$1" &
+	for _ in $(seq 100); do [ -S /run/systemd/io.system.ManagedOOM ] && break; sleep 0.1; done
+	"$2" units & pid=$!
+	for _ in $(seq 200); do grep -q "^psi add" "$3" 2>/dev/null && break; sleep 0.1; done
+	grep "^psi add" "$3"
+	kill $pid; wait $pid
+	' fake "$slice" "$OOMCTL" "$managed" 2>&1
+}
+systemctl start $chill
+duration_line() {
+	fake_pid1 >/tmp/fake_pid1.out
+	cat /tmp/fake_pid1.out
+	grep -qx "psi add $slice full 1000000us 5000000us" /tmp/fake_pid1.out
+}
+check "a unit's own duration makes the window: 20 % of 5 s" duration_line
+check "... and the stand-in's oomctl units, stopped, leaves nothing" bash -c \
+	"! test -e $managed && ! $OOMCTL policy list | grep -q oomd-"
+systemctl stop $chill
+
+# The same stories under systemd-oomd, timed the same way
+managed_off
+systemctl restart systemd-oomd.socket systemd-oomd.service
+story "systemd-oomd, swap" armed_oomd
+oomd_swap=$MS
+swapoff /dev/ram0
+systemctl start $chill
+eventually armed_oomd
+calm
+systemctl start $bloat
+if wait_stopped $bloat 30; then oomd_noswap="$(kill_ms $bloat) ms"; else oomd_noswap="never within 30 s"; fi
+oomd_chill=$(prop $chill ActiveState)
+systemctl stop $bloat $chill 2>/dev/null
+echo "# kill time from testbloat's start: oomctl $ours_noswap ms without swap, $ours_swap ms with swap"
+echo "# systemd-oomd: $oomd_swap ms with swap; without swap testbloat: $oomd_noswap, testchill: $oomd_chill"
+done_checks

@@ -45,6 +45,9 @@ done_checks() {
 
 bail() { echo "Bail out! $*"; exit 1; }
 
+# prop UNIT PROPERTY: a unit's property, in a systemd guest (run --systemd)
+prop() { systemctl show -P "$2" "$1"; }
+
 # fails COMMAND...: it exits non-zero and says one line on stderr
 fails() {
 	local err rc

@@ -27,7 +27,6 @@ build=${2:?usage: managed_oom.sh --guest BUILD_DIR}
 . "$here/lib.sh"
 OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
-prop() { systemctl show -P "$2" "$1"; }
 units=/run/systemd/system
 managed=/run/oomctl/oomctl.conf.d/50-managed-oom.conf
 # a dash in a slice's name nests it: testsuite.slice/testsuite-55.slice/...

@@ -62,7 +62,6 @@ build=${2:?usage: oomctl_apply_boot.sh --guest BUILD_DIR}
 . "$here/lib.sh"
 OOMCTL=$build/cli/oomctl HOG=$build/test/vm/hog
 oomctl() { "$OOMCTL" "$@"; }
-prop() { systemctl show -P "$2" "$1"; }
 
 # Before any oomctl command here: apply at boot pinned the recorder
 check "the recorder was pinned at boot" test -d /sys/fs/bpf/oomctl/recorder

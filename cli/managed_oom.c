@@ -64,8 +64,12 @@
 /* A varlink message: far more than PID 1's list of units needs */
 #define MESSAGE_MAX			(1 << 20)
 
+/* A user's units beyond this many are refused: each costs a BPF object */
+#define USER_UNITS_MAX			16
+
 struct unit_cgroup {
 	char path[PATH_MAX];
+	uid_t uid;			/* whose report: 0 for PID 1's */
 	bool pressure_kill;		/* ManagedOOMMemoryPressure=kill */
 	uint32_t limit;			/* its limit, 2^32-1 = 100%; 0: default */
 	uint64_t duration_us;		/* 0: default */
@@ -210,6 +214,32 @@ static struct unit_cgroup *unit_of(const char *path, bool create)
 }
 
 /*
+ * A cgroup path as systemd makes them: unit names escape everything but
+ * [A-Za-z0-9:_.\\@-] (systemd.unit(5)). Nothing else may reach a line of
+ * the drop-in, where a blank or a '#' would start another word or a
+ * comment.
+ */
+static bool path_ok(const char *path)
+{
+	if (*path != '/' || strstr(path, "/..") || strlen(path) >= PATH_MAX)
+		return false;
+	for (const char *p = path; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9') && !strchr("/:_.\\@-", *p))
+			return false;
+	return true;
+}
+
+static int units_of_user(uid_t uid)
+{
+	int n = 0;
+
+	for (int i = 0; i < nunits; i++)
+		n += units[i].uid == uid && units[i].pressure_kill;
+	return n;
+}
+
+/*
  * The entries of a ManagedOOM message: [{"mode", "path", "property",
  * "limit"?, "duration"?}, ...] (an inactive unit comes with mode "auto").
  * @uid said them: a user's entry counts on a cgroup of that user's only.
@@ -235,14 +265,25 @@ static int cgroups_take(struct json_object *cgroups, uid_t uid)
 		/* PID 1 names its root cgroup (-.slice's) "" */
 		if (path && !*path)
 			path = "/";
-		if (!mode || !path || !prop || *path != '/' || strstr(path, "/.."))
+		if (!mode || !path || !prop)
 			continue;
+		if (!path_ok(path)) {
+			p_info("%s %u sent a cgroup path systemd would not make: ignored",
+			       uid ? "user" : "PID", uid ? uid : 1);
+			continue;
+		}
 		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, path);
 		if (uid && (stat(cg, &st) || st.st_uid != uid)) {
 			p_info("user %u may not manage %s: not its cgroup", uid, path);
 			continue;
 		}
 		kill = !strcmp(mode, "kill");
+		if (uid && kill && !unit_of(path, false) &&
+		    units_of_user(uid) >= USER_UNITS_MAX) {
+			p_info("user %u may not manage %s: it has %d units already",
+			       uid, path, USER_UNITS_MAX);
+			continue;
+		}
 		u = unit_of(path, kill);
 		if (!u) {
 			if (!kill)
@@ -250,6 +291,7 @@ static int cgroups_take(struct json_object *cgroups, uid_t uid)
 			p_err("out of memory");
 			return -ENOMEM;
 		}
+		u->uid = uid;
 		if (!strcmp(prop, "ManagedOOMMemoryPressure")) {
 			u->pressure_kill = kill;
 			u->limit = json_object_object_get_ex(e, "limit", &v) ?
@@ -366,8 +408,7 @@ static char *dropin_text(void)
 		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, u->path);
 		/* a unit gone before PID 1 said so is no line: apply needs
 		 * every cgroup it names */
-		if (!u->pressure_kill || strchr(u->path, ' ') ||
-		    stat(cg, &st) || !S_ISDIR(st.st_mode))
+		if (!u->pressure_kill || stat(cg, &st) || !S_ISDIR(st.st_mode))
 			continue;
 		unit_trigger(u, &stall, &window);
 		unit_policy_name(u->path, name, sizeof(name));

@@ -247,23 +247,56 @@ check "user unit: the kill is the user slice's policy's (${upolicy:-none})" \
 	oomctl -j event list
 usystemctl stop $chill $bloat
 # A user may report only cgroups of its own
-report() {	# report PATH: as testuser, ask for kills on PATH
+report() {	# report MODE PATH...: as testuser, ManagedOOMMemoryPressure=MODE of each
 	runuser -u testuser -- python3 -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect("/run/systemd/oom/io.system.ManagedOOM")
 m = {"method": "io.systemd.oom.ReportManagedOOMCGroups", "oneway": True,
-     "parameters": {"cgroups": [{"mode": "kill", "path": sys.argv[1],
-                                 "property": "ManagedOOMMemoryPressure"}]}}
+     "parameters": {"cgroups": [{"mode": sys.argv[1], "path": p,
+                                 "property": "ManagedOOMMemoryPressure"}
+                                for p in sys.argv[2:]]}}
 s.sendall(json.dumps(m).encode() + b"\0")
-s.close()' "$1"
+s.close()' "$@"
+}
+# in_journal LINE: the service said LINE (within 10 s)
+in_journal() {
+	for _ in $(seq 100); do
+		journalctl -b -u systemd-oomd.service -o cat | grep -qxF -- "$1" && return 0
+		sleep 0.1
+	done
+	journalctl -b -u systemd-oomd.service -o cat | tail -n 5
+	return 1
 }
 mkdir -p $CG/notyours
-report /notyours
-check "a user's report on root's cgroup is refused, and said so" bash -c \
-	"for _ in \$(seq 100); do journalctl -b -u systemd-oomd.service -o cat | grep -qx 'user 1000 may not manage /notyours: not its cgroup' && exit 0; sleep 0.1; done; exit 1"
+report kill /notyours
+check "a user's report on root's cgroup is refused, and said so" \
+	in_journal "user 1000 may not manage /notyours: not its cgroup"
 check "... and is in no line" bash -c "! grep -q /notyours $managed"
 rmdir $CG/notyours
+# A path systemd would not make: a tab would start another word of the line
+umgr=/user.slice/user-1000.slice/user@1000.service
+runuser -u testuser -- mkdir "$CG$umgr/tab"$'\t'"dry-run"
+report kill "$umgr/tab"$'\t'"dry-run"
+check "a user's cgroup path with a tab is refused, and said so" \
+	in_journal "user 1000 sent a cgroup path systemd would not make: ignored"
+check "... and is in no line" bash -c "! grep -q '$umgr/tab' $managed"
+# A user's units beyond 16 are refused: each one costs a BPF object
+usystemctl stop testsuite-55-workload.slice
+gone_from_dropin "$uslice" >/dev/null
+caps=()
+for i in $(seq 17); do
+	runuser -u testuser -- mkdir "$CG$umgr/cap$i"
+	caps+=("$umgr/cap$i")
+done
+report kill "${caps[@]}"
+check "a user's 17th unit is refused, and said so" \
+	in_journal "user 1000 may not manage $umgr/cap17: it has 16 units already"
+check "... its 16 others are followed" eventually bash -c \
+	"test \$(grep -c '^psi add $umgr/cap' $managed) = 16"
+report auto "${caps[@]}"
+check "... and when they stop, they go" gone_from_dropin "$umgr/cap"
+rmdir "${caps[@]/#/$CG}" "$CG$umgr/tab"$'\t'"dry-run"
 
 systemctl start $chill
 in_dropin "$slice" >/dev/null

@@ -230,12 +230,18 @@ static bool path_ok(const char *path)
 	return true;
 }
 
+/* The units @uid asked for whose cgroup is there */
 static int units_of_user(uid_t uid)
 {
+	char cg[PATH_MAX + 32];
 	int n = 0;
 
-	for (int i = 0; i < nunits; i++)
-		n += units[i].uid == uid && units[i].pressure_kill;
+	for (int i = 0; i < nunits; i++) {
+		if (units[i].uid != uid || !units[i].pressure_kill)
+			continue;
+		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, units[i].path);
+		n += !access(cg, F_OK);
+	}
 	return n;
 }
 
@@ -406,9 +412,12 @@ static char *dropin_text(void)
 			units[i].swap_told = true;
 		}
 		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, u->path);
-		/* a unit gone before PID 1 said so is no line: apply needs
-		 * every cgroup it names */
-		if (!u->pressure_kill || stat(cg, &st) || !S_ISDIR(st.st_mode))
+		/* a unit gone before its manager said so is no line (apply
+		 * needs every cgroup it names), and is forgotten: it counts
+		 * no more against its user's units */
+		if (u->pressure_kill && (stat(cg, &st) || !S_ISDIR(st.st_mode)))
+			units[i].pressure_kill = false;
+		if (!u->pressure_kill)
 			continue;
 		unit_trigger(u, &stall, &window);
 		unit_policy_name(u->path, name, sizeof(name));

@@ -260,8 +260,9 @@ static int open_policy(const struct policy_attach_opts *opts, char *name,
 		size_t size;
 		const void *elf = b->elf(&size);
 
-		/* the object keeps the built-in's name: it names the
-		 * kernel's ops, whatever this instance is called */
+		/* the object, and so its maps, keep the built-in's name
+		 * whatever this instance is called (the kernel's report
+		 * names the ops by their .name, set in the object) */
 		open_opts.object_name = b->name;
 		obj = bpf_object__open_mem(elf, size, &open_opts);
 	} else {

@@ -67,6 +67,12 @@
 /* A user's units beyond this many are refused: each costs a BPF object */
 #define USER_UNITS_MAX			16
 
+/*
+ * What one manager said of one cgroup. PID 1 and the user owning the
+ * cgroup keep an entry each, so that neither undoes the other's: a user
+ * cannot take away a kill that PID 1 asked for on a cgroup the user owns
+ * (user@.service's), by saying "auto" for it.
+ */
 struct unit_cgroup {
 	char path[PATH_MAX];
 	uid_t uid;			/* whose report: 0 for PID 1's */
@@ -195,12 +201,12 @@ static void oomd_conf_read(void)
 		free(dropins);
 }
 
-static struct unit_cgroup *unit_of(const char *path, bool create)
+static struct unit_cgroup *unit_of(const char *path, uid_t uid, bool create)
 {
 	struct unit_cgroup *grown;
 
 	for (int i = 0; i < nunits; i++)
-		if (!strcmp(units[i].path, path))
+		if (units[i].uid == uid && !strcmp(units[i].path, path))
 			return &units[i];
 	if (!create)
 		return NULL;
@@ -210,6 +216,7 @@ static struct unit_cgroup *unit_of(const char *path, bool create)
 	units = grown;
 	memset(&units[nunits], 0, sizeof(*units));
 	snprintf(units[nunits].path, sizeof(units[nunits].path), "%s", path);
+	units[nunits].uid = uid;
 	return &units[nunits++];
 }
 
@@ -284,20 +291,19 @@ static int cgroups_take(struct json_object *cgroups, uid_t uid)
 			continue;
 		}
 		kill = !strcmp(mode, "kill");
-		if (uid && kill && !unit_of(path, false) &&
+		if (uid && kill && !unit_of(path, uid, false) &&
 		    units_of_user(uid) >= USER_UNITS_MAX) {
 			p_info("user %u may not manage %s: it has %d units already",
 			       uid, path, USER_UNITS_MAX);
 			continue;
 		}
-		u = unit_of(path, kill);
+		u = unit_of(path, uid, kill);
 		if (!u) {
 			if (!kill)
 				continue;
 			p_err("out of memory");
 			return -ENOMEM;
 		}
-		u->uid = uid;
 		if (!strcmp(prop, "ManagedOOMMemoryPressure")) {
 			u->pressure_kill = kill;
 			u->limit = json_object_object_get_ex(e, "limit", &v) ?
@@ -391,6 +397,22 @@ static void unit_policy_name(const char *path, char *buf, size_t size)
 		 (unsigned long long)(h & 0xffffffffffULL));
 }
 
+/*
+ * Whether a kill of units[@i]'s cgroup is asked for by an entry that comes
+ * first: PID 1's, then the lowest uid's. One policy and trigger a cgroup,
+ * with the settings of the first manager that asks.
+ */
+static bool entry_shadowed(int i)
+{
+	for (int j = 0; j < nunits; j++)
+		if (j != i && units[j].pressure_kill &&
+		    !strcmp(units[j].path, units[i].path) &&
+		    (units[j].uid < units[i].uid ||
+		     (units[j].uid == units[i].uid && j < i)))
+			return true;
+	return false;
+}
+
 /* The drop-in for the units whose cgroup is there (free() it), or NULL */
 static char *dropin_text(void)
 {
@@ -417,7 +439,7 @@ static char *dropin_text(void)
 		 * no more against its user's units */
 		if (u->pressure_kill && (stat(cg, &st) || !S_ISDIR(st.st_mode)))
 			units[i].pressure_kill = false;
-		if (!u->pressure_kill)
+		if (!u->pressure_kill || entry_shadowed(i))
 			continue;
 		unit_trigger(u, &stall, &window);
 		unit_policy_name(u->path, name, sizeof(name));
@@ -595,8 +617,14 @@ static int user_socket(void)
 	return 3;
 }
 
-/* A user manager connects: up to USERS_MAX at once, the rest wait */
+/*
+ * A user manager connects: up to USERS_MAX at once, the rest wait; a
+ * user's connections beyond USER_CONNS_MAX are closed, so that one user
+ * holding idle ones cannot make every other user wait. A user manager
+ * keeps one.
+ */
 #define USERS_MAX	32
+#define USER_CONNS_MAX	4
 #define USER_MESSAGE_MAX	(64 << 10)
 
 static void user_accept(int lfd, struct conn *users, int *nusers)
@@ -605,11 +633,18 @@ static void user_accept(int lfd, struct conn *users, int *nusers)
 	socklen_t len = sizeof(cred);
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct conn *c = &users[*nusers];
+	int held = 0;
 
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    !(c->buf = malloc(USER_MESSAGE_MAX))) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < *nusers; i++)
+		held += users[i].uid == cred.uid;
+	/* closed unsaid: a line each would let a user fill root's journal */
+	if (held >= USER_CONNS_MAX || !(c->buf = malloc(USER_MESSAGE_MAX))) {
 		close(fd);
 		return;
 	}

@@ -247,15 +247,22 @@ check "user unit: the kill is the user slice's policy's (${upolicy:-none})" \
 	oomctl -j event list
 usystemctl stop $chill $bloat
 # A user may report only cgroups of its own
-report() {	# report MODE PATH...: as testuser, ManagedOOMMemoryPressure=MODE of each
-	runuser -u testuser -- python3 -c '
+# report MODE PATH... [MODE PATH...]: one message of user $REPORTER
+# (testuser), ManagedOOMMemoryPressure=MODE of each PATH that follows MODE
+report() {
+	runuser -u "${REPORTER:-testuser}" -- python3 -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect("/run/systemd/oom/io.system.ManagedOOM")
+cgroups, mode = [], None
+for a in sys.argv[1:]:
+    if a in ("kill", "auto"):
+        mode = a
+    else:
+        cgroups.append({"mode": mode, "path": a,
+                        "property": "ManagedOOMMemoryPressure"})
 m = {"method": "io.systemd.oom.ReportManagedOOMCGroups", "oneway": True,
-     "parameters": {"cgroups": [{"mode": sys.argv[1], "path": p,
-                                 "property": "ManagedOOMMemoryPressure"}
-                                for p in sys.argv[2:]]}}
+     "parameters": {"cgroups": cgroups}}
 s.sendall(json.dumps(m).encode() + b"\0")
 s.close()' "$@"
 }
@@ -309,6 +316,54 @@ followed() {
 check "... its 16 others are followed" followed "$umgr/cap" 16
 report auto "${caps[@]}"
 check "... and when they stop, they go" gone_from_dropin "$umgr/cap"
+
+# PID 1's kill on a cgroup that a user owns (user@.service's, as Debian's
+# package asks) holds whatever the user says of that cgroup
+systemctl set-property --runtime user@1000.service ManagedOOMMemoryPressure=kill
+check "PID 1 asks a kill on user@1000.service: the drop-in has it" \
+	in_dropin "^psi add $umgr full "
+runuser -u testuser -- mkdir "$CG$umgr/probe"
+report auto "$umgr" kill "$umgr/probe"
+in_dropin "^psi add $umgr/probe full " >/dev/null
+check "... the user's \"auto\" for it (its own cgroup) does not take it away" \
+	grep -q "^psi add $umgr full " $managed
+systemctl set-property --runtime user@1000.service ManagedOOMMemoryPressure=auto
+report auto "$umgr/probe"
+check "... PID 1's \"auto\" does" gone_from_dropin "^psi add $umgr"
+rmdir "$CG$umgr/probe"
+
+# One user's idle connections cannot make the other users wait: a user
+# keeps 4 at most (a user manager keeps one)
+useradd -M -u 1001 testuser2
+mkdir $CG/testuser2
+chown testuser2 $CG/testuser2
+runuser -u testuser -- python3 -c '
+import select, socket, time
+conns = set()
+for _ in range(32):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/run/systemd/oom/io.system.ManagedOOM")
+    conns.add(s)
+end = time.monotonic() + 20
+while conns and time.monotonic() < end:
+    for s in select.select(list(conns), [], [], 1)[0]:
+        if s.recv(1) == b"":
+            conns.discard(s)
+    if len(conns) <= 4:
+        break
+print(len(conns), flush=True)
+time.sleep(120)' >/tmp/held &
+holder=$!
+for _ in $(seq 300); do [ -s /tmp/held ] && break; sleep 0.1; done
+check "32 idle connections of testuser: at most 4 are kept ($(cat /tmp/held))" \
+	test "$(cat /tmp/held)" -le 4
+REPORTER=testuser2 report kill /testuser2
+check "... and testuser2's report is followed meanwhile" \
+	in_dropin "^psi add /testuser2 full "
+kill $holder
+REPORTER=testuser2 report auto /testuser2
+gone_from_dropin "^psi add /testuser2 " >/dev/null
+rmdir $CG/testuser2
 rmdir "${caps[@]/#/$CG}" "$CG$umgr/tab"$'\t'"dry-run"
 
 systemctl start $chill

@@ -8,7 +8,7 @@
 # For each killer in LIST (default: ours ours-fd systemd-oomd earlyoom
 # nohang kernel; rfc needs the RFC kernel, test/bench/run boots it) and each
 # workload (W1..W4; --quick: W1), BUILD_DIR/test/bench/kill_latency runs the
-# workload RUNS times (10; --quick: 2) and appends a CSV row per run to
+# workload RUNS times (10; --quick: 1) and appends a CSV row per run to
 # OUTDIR/kill_latency.csv (its --header says the columns). A run that nothing
 # killed within LIMIT seconds of the release (4; --quick: 3; $KL_LIMIT) is a
 # row with killed=0 (a run without a kill costs the whole limit, and the
@@ -80,7 +80,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 runs=${KL_RUNS:-10} limit=${KL_LIMIT:-4} workloads=${KL_WORKLOADS:-W1 W2 W3 W4}
-if $quick; then runs=${KL_RUNS:-2} limit=${KL_LIMIT:-3} workloads=${KL_WORKLOADS:-W1}; fi
+if $quick; then runs=${KL_RUNS:-1} limit=${KL_LIMIT:-3} workloads=${KL_WORKLOADS:-W1}; fi
 
 # Copies in the guest's tmpfs: exec from the 9p share would time 9p
 export KL_BIN=/run/kill-latency

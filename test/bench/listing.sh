@@ -6,7 +6,7 @@
 #   test/bench/listing.sh OUTDIR BUILD_DIR [--quick]
 #
 # At 100, 1000 and 10000 memory cgroups (--quick: 100 and 1000), RUNS times
-# each (5; --quick: 2), the tools in turn within each run:
+# each (3; --quick: 1), the tools in turn within each run:
 #   oomctl-first         BUILD_DIR/cli/oomctl memcg list SUBTREE with no
 #                        walker pinned (we remove /sys/fs/bpf/oomctl/walker
 #                        before each such run): load, verify, pin, walk; the
@@ -70,7 +70,7 @@ runs=3	# the median of 3: the full benchmark must fit in 30 minutes
 if [ $# -eq 3 ]; then
 	[ "$3" = --quick ] || die "$usage"
 	sizes=(100 1000)
-	runs=2
+	runs=1
 fi
 [ "$EUID" -eq 0 ] || die "must run as root (in the guest)"
 read -r pid1 </proc/1/comm

@@ -8,7 +8,7 @@
 #   test/bench/oom_path.sh OUTDIR BUILD_DIR [--quick]
 #
 # Writes OUTDIR/oom_path.csv, "selection,cgroups,tasks,run,oom_us", a row per
-# run (5 per selection; --quick: 2), and OUTDIR/oom_path_parts.csv, the same
+# run (5 per selection; --quick: 1), and OUTDIR/oom_path_parts.csv, the same
 # runs split into the policy hook, the kernel's task scan and the OOM report
 # (parts, not a sum: a policy's kill, and so its report, is inside its hook).
 # Progress goes to stderr; any missing cell is one error line and exit 1.
@@ -67,7 +67,7 @@ for bin in "$oomctl" "$probe" "$tree"; do
 done
 mkdir -p "$outdir" || die "cannot create $outdir"
 
-if [ "$quick" = --quick ]; then ncg=100 runs=2; else ncg=1000 runs=5; fi
+if [ "$quick" = --quick ]; then ncg=100 runs=1; else ncg=1000 runs=5; fi
 ntasks=10 hog_mib=16
 selections=(kernel largest-leaf oomd)
 CG=/sys/fs/cgroup

@@ -151,7 +151,7 @@ class Report:
         self.md.append("## Kill latency\n\n"
                        "From pressure onset (the workload's first memory stall, or for W2 "
                        "the system's, stamped in the guest's kernel) to the first exit of a "
-                       f"workload task. {a.runs} runs a cell; a run that nothing killed within "
+                       f"workload task. {a.runs} run{'s' if a.runs != 1 else ''} a cell; a run that nothing killed within "
                        f"{limit:g} s of the workload's start counts as \"> {limit:g} s\" in the "
                        "percentiles (so a median of \"> …\" means most runs saw no kill). "
                        "*before onset*: the kill came before anything stalled (a daemon watching free "
@@ -493,7 +493,7 @@ def main():
         p.error(f"--alternate needs a number of pairs of boots, got {a.alternate}")
     a.killers = [k for k in a.killers.split(",") if k]
     a.workloads = ["W1"] if a.quick else list(WORKLOADS)
-    a.runs = 2 if a.quick else 10
+    a.runs = 1 if a.quick else 10
     a.limit = float(os.environ.get("KL_LIMIT", 3 if a.quick else 4))
     a.sizes = [100, 1000] if a.quick else [100, 1000, 10000]
     r = Report(a)

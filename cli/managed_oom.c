@@ -64,8 +64,18 @@
 /* A varlink message: far more than PID 1's list of units needs */
 #define MESSAGE_MAX			(1 << 20)
 
-/* A user's units beyond this many are refused: each costs a BPF object */
+/*
+ * A user's units beyond this many are refused, and all users' beyond
+ * USERS_UNITS_MAX: each costs a BPF object, and apply takes at most
+ * CONF_POLICIES_MAX policies, PID 1's among them
+ */
 #define USER_UNITS_MAX			16
+#define USERS_UNITS_MAX			128
+
+/* Who said an entry: PID 1, or the user manager of uid REPORTER - 1 */
+#define REPORTER_PID1			0ULL
+#define REPORTER_OF(uid)		((uint64_t)(uid) + 1)
+#define REPORTER_ANY_USER		UINT64_MAX
 
 /*
  * What one manager said of one cgroup. PID 1 and the user owning the
@@ -75,12 +85,13 @@
  */
 struct unit_cgroup {
 	char path[PATH_MAX];
-	uid_t uid;			/* whose report: 0 for PID 1's */
+	uint64_t reporter;		/* REPORTER_PID1 or REPORTER_OF(uid) */
 	bool pressure_kill;		/* ManagedOOMMemoryPressure=kill */
 	uint32_t limit;			/* its limit, 2^32-1 = 100%; 0: default */
 	uint64_t duration_us;		/* 0: default */
 	bool swap_kill;			/* ManagedOOMSwap=kill: refused */
 	bool swap_told;
+	bool name_told;			/* its policy name clashed, said so */
 };
 
 static struct unit_cgroup *units;
@@ -201,12 +212,13 @@ static void oomd_conf_read(void)
 		free(dropins);
 }
 
-static struct unit_cgroup *unit_of(const char *path, uid_t uid, bool create)
+static struct unit_cgroup *unit_of(const char *path, uint64_t reporter,
+				    bool create)
 {
 	struct unit_cgroup *grown;
 
 	for (int i = 0; i < nunits; i++)
-		if (units[i].uid == uid && !strcmp(units[i].path, path))
+		if (units[i].reporter == reporter && !strcmp(units[i].path, path))
 			return &units[i];
 	if (!create)
 		return NULL;
@@ -216,8 +228,24 @@ static struct unit_cgroup *unit_of(const char *path, uid_t uid, bool create)
 	units = grown;
 	memset(&units[nunits], 0, sizeof(*units));
 	snprintf(units[nunits].path, sizeof(units[nunits].path), "%s", path);
-	units[nunits].uid = uid;
+	units[nunits].reporter = reporter;
 	return &units[nunits++];
+}
+
+static bool unit_asks(const struct unit_cgroup *u)
+{
+	return u->pressure_kill || u->swap_kill;
+}
+
+/* Forget the entries that ask for nothing any more */
+static void units_forget(void)
+{
+	int kept = 0;
+
+	for (int i = 0; i < nunits; i++)
+		if (unit_asks(&units[i]))
+			units[kept++] = units[i];
+	nunits = kept;
 }
 
 /*
@@ -237,14 +265,16 @@ static bool path_ok(const char *path)
 	return true;
 }
 
-/* The units @uid asked for whose cgroup is there */
-static int units_of_user(uid_t uid)
+/* The units a user (any: REPORTER_ANY_USER) asked for whose cgroup is
+ * there */
+static int units_of(uint64_t reporter)
 {
 	char cg[PATH_MAX + 32];
 	int n = 0;
 
 	for (int i = 0; i < nunits; i++) {
-		if (units[i].uid != uid || !units[i].pressure_kill)
+		if (!unit_asks(&units[i]) || units[i].reporter == REPORTER_PID1 ||
+		    (reporter != REPORTER_ANY_USER && units[i].reporter != reporter))
 			continue;
 		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, units[i].path);
 		n += !access(cg, F_OK);
@@ -255,10 +285,12 @@ static int units_of_user(uid_t uid)
 /*
  * The entries of a ManagedOOM message: [{"mode", "path", "property",
  * "limit"?, "duration"?}, ...] (an inactive unit comes with mode "auto").
- * @uid said them: a user's entry counts on a cgroup of that user's only.
+ * PID 1 said them, or the user manager of @uid: a user's entry counts on
+ * a cgroup of that user's only, root's user manager too.
  */
-static int cgroups_take(struct json_object *cgroups, uid_t uid)
+static int cgroups_take(struct json_object *cgroups, bool from_pid1, uid_t uid)
 {
+	uint64_t reporter = from_pid1 ? REPORTER_PID1 : REPORTER_OF(uid);
 	char cg[PATH_MAX + 32];
 	struct json_object *e, *v;
 	struct stat st;
@@ -282,22 +314,29 @@ static int cgroups_take(struct json_object *cgroups, uid_t uid)
 			continue;
 		if (!path_ok(path)) {
 			p_info("%s %u sent a cgroup path systemd would not make: ignored",
-			       uid ? "user" : "PID", uid ? uid : 1);
+			       from_pid1 ? "PID" : "user", from_pid1 ? 1 : uid);
 			continue;
 		}
 		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, path);
-		if (uid && (stat(cg, &st) || st.st_uid != uid)) {
+		if (!from_pid1 && (stat(cg, &st) || st.st_uid != uid)) {
 			p_info("user %u may not manage %s: not its cgroup", uid, path);
 			continue;
 		}
 		kill = !strcmp(mode, "kill");
-		if (uid && kill && !unit_of(path, uid, false) &&
-		    units_of_user(uid) >= USER_UNITS_MAX) {
-			p_info("user %u may not manage %s: it has %d units already",
-			       uid, path, USER_UNITS_MAX);
-			continue;
+		u = unit_of(path, reporter, false);
+		if (!from_pid1 && kill && !(u && unit_asks(u))) {
+			if (units_of(reporter) >= USER_UNITS_MAX) {
+				p_info("user %u may not manage %s: it has %d units already",
+				       uid, path, USER_UNITS_MAX);
+				continue;
+			}
+			if (units_of(REPORTER_ANY_USER) >= USERS_UNITS_MAX) {
+				p_info("user %u may not manage %s: users have %d units already",
+				       uid, path, USERS_UNITS_MAX);
+				continue;
+			}
 		}
-		u = unit_of(path, uid, kill);
+		u = unit_of(path, reporter, kill);
 		if (!u) {
 			if (!kill)
 				continue;
@@ -315,6 +354,7 @@ static int cgroups_take(struct json_object *cgroups, uid_t uid)
 			u->swap_told &= kill;
 		}
 	}
+	units_forget();
 	return 0;
 }
 
@@ -349,6 +389,7 @@ static int message_take(const char *text, uid_t uid, bool from_pid1)
 		return -EPERM;
 	}
 	if (!from_pid1 && (!json_object_object_get_ex(msg, "method", &method) ||
+			   !json_object_is_type(method, json_type_string) ||
 			   strcmp(json_object_get_string(method),
 				  "io.systemd.oom.ReportManagedOOMCGroups"))) {
 		json_object_put(msg);
@@ -362,7 +403,7 @@ static int message_take(const char *text, uid_t uid, bool from_pid1)
 		json_object_put(msg);
 		return -EPROTO;
 	}
-	ret = cgroups_take(cgroups, uid);
+	ret = cgroups_take(cgroups, from_pid1, uid);
 	json_object_put(msg);
 	messages_taken += !ret;
 	return ret;
@@ -407,8 +448,8 @@ static bool entry_shadowed(int i)
 	for (int j = 0; j < nunits; j++)
 		if (j != i && units[j].pressure_kill &&
 		    !strcmp(units[j].path, units[i].path) &&
-		    (units[j].uid < units[i].uid ||
-		     (units[j].uid == units[i].uid && j < i)))
+		    (units[j].reporter < units[i].reporter ||
+		     (units[j].reporter == units[i].reporter && j < i)))
 			return true;
 	return false;
 }
@@ -416,43 +457,71 @@ static bool entry_shadowed(int i)
 /* The drop-in for the units whose cgroup is there (free() it), or NULL */
 static char *dropin_text(void)
 {
-	char *text = NULL, cg[PATH_MAX + 32], name[32];
+	char *text = NULL, cg[PATH_MAX + 32], (*names)[32];
+	int nnames = 0;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f;
 	struct stat st;
 
-	if (!f)
+	names = calloc(nunits + 1, sizeof(*names));
+	f = names ? open_memstream(&text, &len) : NULL;
+	if (!f) {
+		free(names);
 		return NULL;
-	fprintf(f, "# Written by oomctl units from PID 1's ManagedOOM units; do not edit\n");
-	for (int i = 0; i < nunits; i++) {
-		const struct unit_cgroup *u = &units[i];
-		uint64_t stall, window;
-
-		if (u->swap_kill && !u->swap_told) {
-			p_info("%s: ManagedOOMSwap=kill is not enforced: no kernel event marks swap use crossing a limit (oomctl-units(8))",
-			       u->path);
-			units[i].swap_told = true;
-		}
-		snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, u->path);
-		/* a unit gone before its manager said so is no line (apply
-		 * needs every cgroup it names), and is forgotten: it counts
-		 * no more against its user's units */
-		if (u->pressure_kill && (stat(cg, &st) || !S_ISDIR(st.st_mode)))
-			units[i].pressure_kill = false;
-		if (!u->pressure_kill || entry_shadowed(i))
-			continue;
-		unit_trigger(u, &stall, &window);
-		unit_policy_name(u->path, name, sizeof(name));
-		fprintf(f, "# %s: limit %llu.%02llu%%%s, %llums%s\n", u->path,
-			(unsigned long long)(stall * 10000 / window / 100),
-			(unsigned long long)(stall * 10000 / window % 100),
-			u->limit ? "" : " (oomd.conf)",
-			(unsigned long long)(window / 1000),
-			u->duration_us ? "" : " (oomd.conf)");
-		fprintf(f, "policy attach oomd scope %s name %s\n", u->path, name);
-		fprintf(f, "psi add %s full %lluus %lluus\n", u->path,
-			(unsigned long long)stall, (unsigned long long)window);
 	}
+	fprintf(f, "# Written by oomctl units from PID 1's ManagedOOM units; do not edit\n");
+	/* PID 1's entries first: where two paths make one policy name (it
+	 * keeps 40 bits of their hash), PID 1's keeps it */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < nunits; i++) {
+			struct unit_cgroup *u = &units[i];
+			uint64_t stall, window;
+			bool taken = false;
+
+			if ((u->reporter == REPORTER_PID1) != (pass == 0))
+				continue;
+			/* a user's is not enforced either, and not told:
+			 * a user could fill root's journal with it */
+			if (u->swap_kill && !u->swap_told && !pass) {
+				p_info("%s: ManagedOOMSwap=kill is not enforced: no kernel event marks swap use crossing a limit (oomctl-units(8))",
+				       u->path);
+				u->swap_told = true;
+			}
+			snprintf(cg, sizeof(cg), "%s%s", cgroupfs_dir, u->path);
+			/* a unit gone before its manager said so is no
+			 * line (apply needs every cgroup it names), and is
+			 * forgotten: it counts no more against its user's */
+			if (stat(cg, &st) || !S_ISDIR(st.st_mode))
+				u->pressure_kill = u->swap_kill = false;
+			if (!u->pressure_kill || entry_shadowed(i))
+				continue;
+			unit_policy_name(u->path, names[nnames], sizeof(*names));
+			for (int j = 0; j < nnames; j++)
+				taken |= !strcmp(names[j], names[nnames]);
+			if (taken) {
+				if (!u->name_told)
+					p_info("%s: its policy name %s is another cgroup's already: not followed",
+					       u->path, names[nnames]);
+				u->name_told = true;
+				continue;
+			}
+			u->name_told = false;
+			unit_trigger(u, &stall, &window);
+			fprintf(f, "# %s: limit %llu.%02llu%%%s, %llums%s\n", u->path,
+				(unsigned long long)(stall * 10000 / window / 100),
+				(unsigned long long)(stall * 10000 / window % 100),
+				u->limit ? "" : " (oomd.conf)",
+				(unsigned long long)(window / 1000),
+				u->duration_us ? "" : " (oomd.conf)");
+			fprintf(f, "policy attach oomd scope %s name %s\n", u->path,
+				names[nnames]);
+			fprintf(f, "psi add %s full %lluus %lluus\n", u->path,
+				(unsigned long long)stall, (unsigned long long)window);
+			nnames++;
+		}
+	}
+	free(names);
+	units_forget();
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -561,10 +630,14 @@ struct conn {
  */
 static int messages_read(struct conn *c)
 {
-	ssize_t n = read(c->fd, c->buf + c->have, c->size - c->have);
+	ssize_t n;
 	char *end;
 	int err;
 
+	/* a user manager's buffer lives while it holds part of a message */
+	if (!c->buf && !(c->buf = malloc(c->size)))
+		return -ENOMEM;
+	n = read(c->fd, c->buf + c->have, c->size - c->have);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 1 : -errno;
 	if (n == 0)
@@ -581,6 +654,10 @@ static int messages_read(struct conn *c)
 		if (c->pid1)
 			p_err("PID 1 sent a message of more than %zu bytes", c->size);
 		return -EMSGSIZE;
+	}
+	if (!c->pid1 && !c->have) {
+		free(c->buf);
+		c->buf = NULL;
 	}
 	return 1;
 }
@@ -614,20 +691,23 @@ static int user_socket(void)
 	if (!pid || !fds || strtol(pid, NULL, 10) != getpid() || strcmp(fds, "1"))
 		return -1;
 	fcntl(3, F_SETFD, FD_CLOEXEC);
+	/* accepted until none waits: systemd passes it blocking */
+	fcntl(3, F_SETFL, fcntl(3, F_GETFL) | O_NONBLOCK);
 	return 3;
 }
 
 /*
- * A user manager connects: up to USERS_MAX at once, the rest wait; a
- * user's connections beyond USER_CONNS_MAX are closed, so that one user
- * holding idle ones cannot make every other user wait. A user manager
- * keeps one.
+ * User managers connect and stay: up to USERS_MAX at once, the rest wait;
+ * a user's connections beyond USER_CONNS_MAX are closed, so that one user
+ * holding idle ones cannot make the others wait. A user manager keeps one.
+ * An idle connection holds no buffer.
  */
-#define USERS_MAX	32
+#define USERS_MAX	256
 #define USER_CONNS_MAX	4
 #define USER_MESSAGE_MAX	(64 << 10)
 
-static void user_accept(int lfd, struct conn *users, int *nusers)
+/* Take one waiting connection: false when none waits */
+static bool user_accept(int lfd, struct conn *users, int *nusers)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -636,24 +716,26 @@ static void user_accept(int lfd, struct conn *users, int *nusers)
 	int held = 0;
 
 	if (fd < 0)
-		return;
+		return errno == ECONNABORTED || errno == EINTR;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 		close(fd);
-		return;
+		return true;
 	}
 	for (int i = 0; i < *nusers; i++)
 		held += users[i].uid == cred.uid;
 	/* closed unsaid: a line each would let a user fill root's journal */
-	if (held >= USER_CONNS_MAX || !(c->buf = malloc(USER_MESSAGE_MAX))) {
+	if (held >= USER_CONNS_MAX) {
 		close(fd);
-		return;
+		return true;
 	}
+	c->buf = NULL;
 	c->fd = fd;
 	c->uid = cred.uid;
 	c->pid1 = false;
 	c->have = 0;
 	c->size = USER_MESSAGE_MAX;
 	(*nusers)++;
+	return true;
 }
 
 int do_units(int argc, char **argv)
@@ -722,8 +804,11 @@ int do_units(int argc, char **argv)
 			free(users[i].buf);
 			users[i] = users[--nusers];
 		}
-		if (lfd >= 0 && fds[2].revents)
-			user_accept(lfd, users, &nusers);
+		/* all that wait: one a round would let a flood of
+		 * connections fill the backlog ahead of the others */
+		while (lfd >= 0 && fds[2].revents && nusers < USERS_MAX &&
+		       user_accept(lfd, users, &nusers))
+			;
 		fds[2].fd = lfd;
 		/* PID 1's first answer is the list of every running unit */
 		if (messages_taken)

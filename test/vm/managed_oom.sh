@@ -251,20 +251,25 @@ check "user unit: the kill is the user slice's policy's (${upolicy:-none})" \
 	oomctl -j event list
 usystemctl stop $chill $bloat
 # A user may report only cgroups of its own
-# report MODE PATH... [MODE PATH...]: one message of user $REPORTER
-# (testuser), ManagedOOMMemoryPressure=MODE of each PATH that follows MODE
+# report [limit=N] MODE PATH... [MODE PATH...]: one message of user
+# $REPORTER (testuser), ManagedOOMMemoryPressure=MODE of each PATH that
+# follows MODE, with the limit N (2^32 = 100 %) of the limit= before it
 report() {
 	runuser -u "${REPORTER:-testuser}" -- python3 -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect("/run/systemd/oom/io.system.ManagedOOM")
-cgroups, mode = [], None
+cgroups, mode, limit = [], None, None
 for a in sys.argv[1:]:
     if a in ("kill", "auto"):
         mode = a
+    elif a.startswith("limit="):
+        limit = int(a[6:])
     else:
         cgroups.append({"mode": mode, "path": a,
                         "property": "ManagedOOMMemoryPressure"})
+        if limit is not None:
+            cgroups[-1]["limit"] = limit
 m = {"method": "io.systemd.oom.ReportManagedOOMCGroups", "oneway": True,
      "parameters": {"cgroups": cgroups}}
 s.sendall(json.dumps(m).encode() + b"\0")
@@ -318,6 +323,14 @@ followed() {
 	return 1
 }
 check "... its 16 others are followed" followed "$umgr/cap" 16
+# One stops and the 17th asks again, then the stopped one: it would be
+# the 17th now
+report auto "$umgr/cap1"
+gone_from_dropin "^psi add $umgr/cap1 " >/dev/null
+report kill "$umgr/cap17" "$umgr/cap1"
+check "a user's stopped unit asking again counts against its 16" \
+	in_journal "user 1000 may not manage $umgr/cap1: it has 16 units already"
+check "... 16 are followed" followed "$umgr/cap" 16
 report auto "${caps[@]}"
 check "... and when they stop, they go" gone_from_dropin "$umgr/cap"
 
@@ -326,25 +339,68 @@ check "... and when they stop, they go" gone_from_dropin "$umgr/cap"
 systemctl set-property --runtime user@1000.service ManagedOOMMemoryPressure=kill
 check "PID 1 asks a kill on user@1000.service: the drop-in has it" \
 	in_dropin "^psi add $umgr full "
+pid1_line=$(grep "^psi add $umgr full " $managed)
 runuser -u testuser -- mkdir "$CG$umgr/probe"
 report auto "$umgr" kill "$umgr/probe"
-in_dropin "^psi add $umgr/probe full " >/dev/null
+check "... testuser's report on it and on a cgroup below is taken" \
+	in_dropin "^psi add $umgr/probe full "
 check "... the user's \"auto\" for it (its own cgroup) does not take it away" \
-	grep -q "^psi add $umgr full " $managed
+	grep -qxF "$pid1_line" $managed
+report limit=4294967295 kill "$umgr" auto "$umgr/probe"
+gone_from_dropin "^psi add $umgr/probe " >/dev/null
+check "... nor does its own kill at 100 %: one line, PID 1's limit" \
+	test "$(grep "^psi add $umgr full " $managed)" = "$pid1_line"
+mkdir $CG/rootprobe
+REPORTER=root report auto "$umgr" kill /rootprobe
+check "... root on the users' socket is a user: its report is taken" \
+	in_dropin "^psi add /rootprobe full "
+check "... and its \"auto\" does not take PID 1's away" \
+	grep -qxF "$pid1_line" $managed
+REPORTER=root report auto /rootprobe
+gone_from_dropin "^psi add /rootprobe " >/dev/null
+rmdir $CG/rootprobe
+# A user cannot stop the service: a method that is not a string
+pid=$(prop systemd-oomd.service MainPID)
+runuser -u testuser -- python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/systemd/oom/io.system.ManagedOOM")
+s.sendall(b"{\"method\": null}\0not json\0")
+s.close()'
+# (each check its own cgroup: a policy detached in the service, then
+# attached again on the same cgroup, was refused with EBUSY: not solved)
+runuser -u testuser -- mkdir "$CG$umgr/probe2" "$CG$umgr/probe3"
+report kill "$umgr/probe2"
+check "a message with a null method is dropped: the service lives on" \
+	in_dropin "^psi add $umgr/probe2 full "
+check "... the same process ($pid)" test "$(prop systemd-oomd.service MainPID)" = "$pid"
+# A path whose policy name (40 bits of its hash) is user@1000.service's
+collide=$umgr/yCfJvY4
+runuser -u testuser -- mkdir "$CG$collide"
+report kill "$collide" "$umgr/probe3"
+check "a user's cgroup with the policy name of PID 1's unit: not followed, said so" \
+	in_journal "$collide: its policy name $(oomctl -j policy list | jq -r ".policies[] | select(.scope == \"$umgr\") | .name") is another cgroup's already: not followed"
+check "... and the rest of the report is: its policy is attached" eventually json \
+	"any(.policies[]; .scope == \"$umgr/probe3\")" oomctl -j policy list
+report auto "$collide" "$umgr/probe2" "$umgr/probe3"
+gone_from_dropin "^psi add $umgr/probe" >/dev/null
+rmdir "$CG$collide" "$CG$umgr/probe2" "$CG$umgr/probe3"
 systemctl set-property --runtime user@1000.service ManagedOOMMemoryPressure=auto
-report auto "$umgr/probe"
-check "... PID 1's \"auto\" does" gone_from_dropin "^psi add $umgr"
+check "PID 1's \"auto\" leaves testuser's own kill of its cgroup, at its 100 %" \
+	in_dropin "^psi add $umgr full ${window}us ${window}us\$"
+report auto "$umgr"
+check "... which testuser's \"auto\" takes away" gone_from_dropin "^psi add $umgr"
 rmdir "$CG$umgr/probe"
 
 # One user's idle connections cannot make the other users wait: a user
-# keeps 4 at most (a user manager keeps one)
+# keeps 4 at most. testuser2 has no user manager, which would hold one;
+# its 300 are more than the service's table of 256.
 useradd -M -u 1001 testuser2
-mkdir $CG/testuser2
-chown testuser2 $CG/testuser2
-runuser -u testuser -- python3 -c '
+runuser -u testuser -- mkdir "$CG$umgr/conn"
+runuser -u testuser2 -- python3 -c '
 import select, socket, time
 conns = set()
-for _ in range(32):
+for _ in range(300):
     s = socket.socket(socket.AF_UNIX)
     s.connect("/run/systemd/oom/io.system.ManagedOOM")
     conns.add(s)
@@ -354,20 +410,21 @@ while conns and time.monotonic() < end:
         if s.recv(1) == b"":
             conns.discard(s)
     if len(conns) <= 4:
-        break
+        end = min(end, time.monotonic() + 2)	# and no fewer, 2 s on
 print(len(conns), flush=True)
 time.sleep(120)' >/tmp/held &
 holder=$!
 for _ in $(seq 300); do [ -s /tmp/held ] && break; sleep 0.1; done
-check "32 idle connections of testuser: at most 4 are kept ($(cat /tmp/held))" \
-	test "$(cat /tmp/held)" -le 4
-REPORTER=testuser2 report kill /testuser2
-check "... and testuser2's report is followed meanwhile" \
-	in_dropin "^psi add /testuser2 full "
+check "300 idle connections of testuser2: 4 are kept ($(cat /tmp/held))" \
+	test "$(cat /tmp/held)" = 4
+report kill "$umgr/conn"
+check "... and testuser's report is followed meanwhile" \
+	in_dropin "^psi add $umgr/conn full "
 kill $holder
-REPORTER=testuser2 report auto /testuser2
-gone_from_dropin "^psi add /testuser2 " >/dev/null
-rmdir $CG/testuser2
+wait $holder
+report auto "$umgr/conn"
+gone_from_dropin "^psi add $umgr/conn " >/dev/null
+rmdir "$CG$umgr/conn"
 rmdir "${caps[@]/#/$CG}" "$CG$umgr/tab"$'\t'"dry-run"
 
 systemctl start $chill

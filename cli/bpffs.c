@@ -102,6 +102,21 @@ int state_map_fd(const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The pin holds @link now: free it and close our fd, without detaching.
+ * A disconnected link's bpf_link__destroy() leaves its fd open: a process
+ * that lives on (oomctl units) would hold the link, and a policy it
+ * unpins later would stay attached.
+ */
+void link_pinned_release(struct bpf_link *link)
+{
+	int fd = bpf_link__fd(link);
+
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	close(fd);
+}
+
 int state_unpin_dir(const char *dir)
 {
 	char path[PATH_MAX + 256];
@@ -287,10 +302,10 @@ static int recorder_create(const char *dir)
 		}
 		snprintf(pin, sizeof(pin), "%s/%s", tmp, bpf_program__name(prog));
 		err = bpf_link__pin(link, pin);
-		/* The pin holds the link now; closing our fd must not detach */
 		if (!err)
-			bpf_link__disconnect(link);
-		bpf_link__destroy(link);
+			link_pinned_release(link);
+		else
+			bpf_link__destroy(link);
 		if (err) {
 			p_err("cannot pin %s: %s", pin, strerror(-err));
 			break;

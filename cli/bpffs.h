@@ -82,6 +82,10 @@ int state_path(char *buf, size_t size, const char *fmt, ...)
 /* Remove a folder of our pins and the pins in it (bpffs: unlink, rmdir). */
 int state_unpin_dir(const char *dir);
 
+/* Drop our hold of a pinned link, which stays attached */
+struct bpf_link;
+void link_pinned_release(struct bpf_link *link);
+
 /* Serialize commands that change the state (flock on the folder). */
 int state_lock(void);
 

@@ -358,10 +358,10 @@ static int attach_ops(struct bpf_map *map, enum policy_hook hook,
 	err = bpf_link__pin(link, pin);
 	if (!err && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
 		*link_id = *link_id ?: info.id;
-	/* The pin holds the link now; closing our fd must not detach */
 	if (!err)
-		bpf_link__disconnect(link);
-	bpf_link__destroy(link);
+		link_pinned_release(link);
+	else
+		bpf_link__destroy(link);
 	if (err)
 		p_err("cannot pin %s: %s", pin, strerror(-err));
 	return err;
@@ -551,10 +551,10 @@ int policy_attach(const struct policy_attach_opts *opts)
 			link_id = link_id ?: info.id;
 			prog_id = prog_id ?: info.prog_id;
 		}
-		/* The pin holds the link now; closing our fd must not detach */
 		if (!err)
-			bpf_link__disconnect(link);
-		bpf_link__destroy(link);
+			link_pinned_release(link);
+		else
+			bpf_link__destroy(link);
 		if (err) {
 			p_err("cannot pin %s: %s", pin, strerror(-err));
 			goto unpin;

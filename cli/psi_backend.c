@@ -304,10 +304,10 @@ int psi_add(const struct psi_add_opts *opts)
 	}
 	id = skel->bss->trigger_id;
 	err = handler_pin(link, id);
-	/* The pin holds the link now; closing our fd must not detach */
 	if (!err)
-		bpf_link__disconnect(link);
-	bpf_link__destroy(link);
+		link_pinned_release(link);
+	else
+		bpf_link__destroy(link);
 	if (err)
 		goto out;
 

@@ -359,8 +359,13 @@ check "... and its \"auto\" does not take PID 1's away" \
 REPORTER=root report auto /rootprobe
 gone_from_dropin "^psi add /rootprobe " >/dev/null
 rmdir $CG/rootprobe
-# A user cannot stop the service: a method that is not a string
+# Policies it detached, and the others, are the pins' alone: the service
+# holds no link (it held one a link it ever made, which kept a detached
+# policy attached, and the cgroup refused the next one with EBUSY)
 pid=$(prop systemd-oomd.service MainPID)
+check "the service holds no BPF link of its own" \
+	test "$(find /proc/$pid/fd -lname 'anon_inode:bpf_link' | wc -l)" = 0
+# A user cannot stop the service: a method that is not a string
 runuser -u testuser -- python3 -c '
 import socket
 s = socket.socket(socket.AF_UNIX)

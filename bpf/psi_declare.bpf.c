@@ -10,8 +10,19 @@
  * events to this handler alone and destroys the trigger when it detaches.
  * -EBUSY from bpf_out_of_memory() means an OOM is being handled already:
  * nothing to do.
+ *
+ * A kill answers pressure: for pause_ns after any kill in the cgroup's
+ * subtree (by this handler's OOM, a policy, the kernel's killer, a memcg's
+ * own OOM), events declare nothing. The stall of a window that began before
+ * the kill is no reason to kill again, and one event queued while a policy
+ * killed in a child cgroup would otherwise declare a system-wide OOM on
+ * the root. The recorder notes each kill's time on the victim's cgroup and
+ * its ancestors (oom_kill_times.bpf.h): one lookup of the trigger's cgroup.
+ * A kill is an OOM kill, one that reaches mark_victim; a signal a user
+ * space killer sends is not.
  */
 #include "oom.bpf.h"
+#include "oom_kill_times.bpf.h"
 #include "declare_oom.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -20,12 +31,15 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile int trigger_state = PSI_MEM_SOME;
 const volatile __u32 trigger_stall_us;
 const volatile __u32 trigger_window_us;
+/* No OOM is declared this long after a kill in the cgroup's subtree */
+const volatile __u64 pause_ns;
 
 /* Read by oomctl after the attach: the kernel's id of the trigger */
 int trigger_id;
 
 __u64 nr_runs;
 __u64 nr_declared;
+__u64 nr_paused;
 
 SEC("struct_ops.s/init")
 int BPF_PROG(psi_declare_init, struct bpf_psi *psi)
@@ -51,6 +65,17 @@ void BPF_PROG(psi_declare_event, struct bpf_psi *psi, struct psi_trigger *t)
 	cg = bpf_cgroup_from_id(t->cgroup_id);
 	if (!cg)
 		return;
+	if (pause_ns) {
+		u64 cgid = t->cgroup_id;
+		u64 *killed = bpf_map_lookup_elem(&oom_kill_times, &cgid);
+
+		/* Not now - *killed: the kill may be a moment newer than now */
+		if (killed && *killed + pause_ns > bpf_ktime_get_boot_ns()) {
+			bpf_cgroup_release(cg);
+			__sync_fetch_and_add(&nr_paused, 1);
+			return;
+		}
+	}
 	if (declare_oom_in(cg) > 0)
 		__sync_fetch_and_add(&nr_declared, 1);
 }

@@ -2,7 +2,8 @@
 /*
  * The OOM event log's recorder: every OOM invocation, every kill (by a
  * policy or by the kernel's own killer) and every PSI event handed to bpf,
- * appended to the ring in oom_events.bpf.h. Kept attached (pinned links) by
+ * appended to the ring in oom_events.bpf.h, and the time of the last kill
+ * below each cgroup (oom_kill_times.bpf.h). Kept attached (pinned links) by
  * oomctl, so the log covers OOMs while no tool runs.
  *
  * A kill is seen at the mark_victim tracepoint, which both the kernel's
@@ -19,6 +20,7 @@
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
+#include "oom_kill_times.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -119,6 +121,22 @@ int BPF_PROG(exit_policy_kill, struct oom_control *oc, struct task_struct *task,
 	return 0;
 }
 
+/* A kill at @now below @task's memcg and each of its ancestors, for the
+ * PSI handlers' pause after a kill */
+static __always_inline void kill_times_mark(struct task_struct *task, u64 now)
+{
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, subsys[memory_cgrp_id],
+					  cgroup);
+	int level = BPF_CORE_READ(cg, level);
+	u64 id;
+
+	for (int i = 0; i <= level && i < OOM_KILL_TIMES_DEPTH; i++) {
+		id = BPF_CORE_READ(cg, ancestors[i], kn, id);
+		if (id)
+			bpf_map_update_elem(&oom_kill_times, &id, &now, BPF_ANY);
+	}
+}
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 {
@@ -127,6 +145,7 @@ int BPF_PROG(record_kill, struct task_struct *task, uid_t uid)
 	struct oom_event *e;
 	u64 seq, one = 1, *kills;
 
+	kill_times_mark(task, bpf_ktime_get_boot_ns());
 	e = oom_event_begin(OOM_EVENT_KILL, &seq);
 	if (!e)
 		return 0;

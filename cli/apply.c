@@ -51,7 +51,7 @@ struct trig {
 	uint64_t stall_us;
 	uint64_t window_us;
 	uint32_t type;			/* enum psi_stall */
-	uint32_t pad;
+	uint32_t pause_us;		/* psi-declare's; 0 in an older oomctl's marks */
 };
 
 struct ktrig {
@@ -134,6 +134,8 @@ static int read_triggers(struct ktrig **ksp)
 	while (fgets(line, sizeof(line), f)) {
 		enum psi_stall type;
 		unsigned long cg, stall, window;
+		uint64_t pause_us;
+		int err;
 
 		unsigned long events;
 
@@ -157,6 +159,23 @@ static int read_triggers(struct ktrig **ksp)
 		ks = grown;
 		k.t = (struct trig){ .cgroup_id = cg, .stall_us = stall,
 				     .window_us = window, .type = type };
+		if (strcmp(owner, "psi-declare")) {
+			ks[n++] = k;	/* the PSI hook's: no pause */
+			continue;
+		}
+		/* An older oomctl's handler has none (0): it is replaced. One
+		 * whose pause cannot be read is not ours to manage. */
+		err = psi_handler_pause(k.id, &pause_us);
+		if (err == -ENOENT)
+			continue;
+		if (err && err != -ENODATA) {
+			p_err("cannot read the pause of trigger %u: %s", k.id,
+			      strerror(-err));
+			free(ks);
+			fclose(f);
+			return err;
+		}
+		k.t.pause_us = err ? 0 : pause_us;
 		ks[n++] = k;
 	}
 	fclose(f);
@@ -167,13 +186,15 @@ static int read_triggers(struct ktrig **ksp)
 static bool trig_eq(const struct trig *a, const struct trig *b)
 {
 	return a->cgroup_id == b->cgroup_id && a->type == b->type &&
-	       a->stall_us == b->stall_us && a->window_us == b->window_us;
+	       a->stall_us == b->stall_us && a->window_us == b->window_us &&
+	       a->pause_us == b->pause_us;
 }
 
 static struct trig conf_trig(const struct conf_trigger *c)
 {
 	return (struct trig){ .cgroup_id = c->cgroup_id, .type = c->type,
-			      .stall_us = c->stall_us, .window_us = c->window_us };
+			      .stall_us = c->stall_us, .window_us = c->window_us,
+			      .pause_us = c->pause_us };
 }
 
 /* What this run changed, to undo it in reverse */
@@ -261,7 +282,8 @@ static int trigger_add(struct run *r, const struct trig *t)
 	int err, id = 0;
 	struct psi_add_opts opts = {
 		.cg = &cg, .type = t->type, .stall_us = t->stall_us,
-		.window_us = t->window_us, .id = &id,
+		.window_us = t->window_us, .pause_us = t->pause_us,
+		.id = &id,
 	};
 	char path[PATH_MAX];
 

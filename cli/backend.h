@@ -89,6 +89,7 @@ struct psi_add_opts {
 	enum psi_stall type;
 	uint64_t stall_us;		/* 0 < stall_us <= window_us */
 	uint64_t window_us;		/* PSI_WINDOW_MIN_US..PSI_WINDOW_MAX_US */
+	uint64_t pause_us;		/* psi_pause_check() */
 	int *id;			/* if set, gets the new trigger's id */
 };
 
@@ -146,6 +147,9 @@ struct kernel_trigger {
 	char owner[32];
 };
 int kernel_triggers_read(struct kernel_trigger **trsp);	/* psi_backend.c */
+/* The pause of oomctl's psi-declare handler of trigger @id, read from the
+ * handler itself; -errno if it has none (another tool's trigger) */
+int psi_handler_pause(int id, uint64_t *pause_us);	/* psi_backend.c */
 
 struct policy_meta;
 /* The kernel's view of an attached policy: its links, programs, counters */

@@ -166,7 +166,8 @@ static bool log_stale(void)
 /*
  * A recorder of an older oomctl: one that saw PSI events at the PSI hook
  * only, before handlers owned triggers, or one that kept no counts
- * (oom_counts) beside the log. Its links go, its log stays.
+ * (oom_counts) or kill times (oom_kill_times) beside the log. Its links
+ * go, its log stays.
  */
 #define RECORDER_CURRENT_PROG	"record_psi_event"
 
@@ -181,6 +182,9 @@ static bool recorder_outdated(const char *recorder_dir)
 	if (stat(pin, &st))
 		return true;
 	state_path(pin, sizeof(pin), "counts");
+	if (stat(pin, &st))
+		return true;
+	state_path(pin, sizeof(pin), "kill_times");
 	return stat(pin, &st);
 }
 
@@ -235,7 +239,7 @@ static int recorder_create(const char *dir)
 {
 	static const char * const names[] = {
 		"events", "events_head", "policy_kills", "policy_cgroups",
-		"counts", "counts_other",
+		"counts", "counts_other", "kill_times",
 	};
 	enum { NR_MAPS = sizeof(names) / sizeof(*names) };
 	char tmp[PATH_MAX + 8], pin[PATH_MAX + 64];
@@ -257,6 +261,7 @@ static int recorder_create(const char *dir)
 	maps[3] = skel->maps.policy_cgroups;
 	maps[4] = skel->maps.oom_counts;
 	maps[5] = skel->maps.oom_counts_other;
+	maps[6] = skel->maps.oom_kill_times;
 	/* Keep a log that outlived an earlier recorder */
 	for (int i = 0; i < NR_MAPS; i++) {
 		fd = state_map_fd(names[i]);

@@ -178,15 +178,16 @@ static int conf_duration(const struct line *l, const char *what,
 	return 0;
 }
 
-/* psi add CGROUP { some | full } STALL WINDOW */
+/* psi add CGROUP { some | full } STALL WINDOW [pause PAUSE] */
 static int conf_trigger(struct config *conf, const struct line *l)
 {
 	struct conf_trigger t = {}, *grown;
 	int err;
 
-	if (l->n != 6)
-		return bad(l, "%s (psi add CGROUP { some | full } STALL WINDOW)",
-			   l->n < 6 ? "missing argument" : "too many arguments");
+	if (l->n < 6 || (l->n == 7 && !strcmp(l->w[6], "pause")))
+		return bad(l, "missing argument (psi add CGROUP { some | full } STALL WINDOW [pause PAUSE])");
+	if (l->n > 6 && (l->n != 8 || strcmp(l->w[6], "pause")))
+		return bad(l, "too many arguments (psi add CGROUP { some | full } STALL WINDOW [pause PAUSE])");
 	snprintf(t.where, sizeof(t.where), "%s", l->where);
 	if (parse_psi_stall(l->w[3], &t.type))
 		return bad(l, "invalid stall type '%s': expected 'some' or 'full'",
@@ -201,6 +202,14 @@ static int conf_trigger(struct config *conf, const struct line *l)
 	case -EINVAL:
 		return bad(l, "STALL must be more than 0 and at most WINDOW");
 	}
+	t.pause_us = PSI_PAUSE_DEFAULT(t.window_us);
+	if (l->n == 8) {
+		err = conf_duration(l, "PAUSE", l->w[7], &t.pause_us);
+		if (err)
+			return err;
+	}
+	if (psi_pause_check(t.pause_us))
+		return bad(l, "PAUSE must be at most 10min");
 	err = conf_cgroup(l, l->w[2], t.cgroup, &t.cgroup_id);
 	if (err)
 		return err;

@@ -54,6 +54,7 @@ struct conf_trigger {
 	char cgroup[PATH_MAX];
 	enum psi_stall type;
 	uint64_t stall_us, window_us;
+	uint64_t pause_us;		/* pause DURATION, or the default */
 };
 
 struct config {

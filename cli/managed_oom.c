@@ -15,7 +15,7 @@
  * MANAGED_DROPIN and applies the whole configuration:
  *
  *   policy attach oomd scope CGROUP name oomd-HASH
- *   psi add CGROUP full STALL WINDOW
+ *   psi add CGROUP full STALL WINDOW pause 15s
  *
  * The trigger's handler declares an OOM in the unit's cgroup when its tasks
  * stall, and the oomd policy attached there kills the unit below it that
@@ -28,6 +28,8 @@
  * STALL = LIMIT x WINDOW. LIMIT and DURATION come from the unit, or from
  * oomd.conf's DefaultMemoryPressureLimit= and
  * DefaultMemoryPressureDurationSec=, read as systemd-oomd reads them.
+ * After a kill systemd-oomd waits 15 s before it acts on pressure again
+ * (POST_ACTION_DELAY); the trigger's handler pauses as long.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -515,7 +517,7 @@ static char *dropin_text(void)
 				u->duration_us ? "" : " (oomd.conf)");
 			fprintf(f, "policy attach oomd scope %s name %s\n", u->path,
 				names[nnames]);
-			fprintf(f, "psi add %s full %lluus %lluus\n", u->path,
+			fprintf(f, "psi add %s full %lluus %lluus pause 15s\n", u->path,
 				(unsigned long long)stall, (unsigned long long)window);
 			nnames++;
 		}

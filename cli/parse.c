@@ -178,6 +178,11 @@ int psi_trigger_check(uint64_t stall_us, uint64_t window_us)
 	return 0;
 }
 
+int psi_pause_check(uint64_t pause_us)
+{
+	return pause_us > PSI_PAUSE_MAX_US ? -ERANGE : 0;
+}
+
 int policy_name_check(const char *name)
 {
 	const char *p;

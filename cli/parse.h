@@ -69,6 +69,21 @@ const char *psi_stall_str(enum psi_stall type);
 /* -ERANGE: window outside 500ms..10s, -EINVAL: stall 0 or > window */
 int psi_trigger_check(uint64_t stall_us, uint64_t window_us);
 
+/* psi-declare's pause after a kill (psi add ... pause DURATION): at most
+ * 10 min, which apply's trigger marks keep in 32 bits of microseconds */
+#define PSI_PAUSE_MAX_US	600000000ULL
+
+/* -ERANGE: over 10 min */
+int psi_pause_check(uint64_t pause_us);
+
+/*
+ * The pause when none is given: two windows. An event reports the stall
+ * of the window before it, and PSI carries a share of the previous
+ * window's growth into the next, so stall from before a kill can fire the
+ * trigger until two windows after it.
+ */
+#define PSI_PAUSE_DEFAULT(window_us)	(2 * (window_us))
+
 /* BPF_OBJ_NAME_LEN - 1, so the name fits a BPF object name */
 #define POLICY_NAME_MAX		15
 #define POLICY_NAME_RULE	"1 to 15 of [a-z0-9_-], not starting with '-'"

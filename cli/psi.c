@@ -45,6 +45,15 @@ static int do_add(int argc, char **argv)
 	      duration_parse("WINDOW", GET_ARG(), &opts.window_us);
 	if (err)
 		return err;
+	opts.pause_us = PSI_PAUSE_DEFAULT(opts.window_us);
+	if (argc > 0 && ARG_IS("pause")) {
+		NEXT_ARG();
+		if (!REQ_ARGS(1))
+			return OOMCTL_EXIT_USAGE;
+		err = duration_parse("PAUSE", GET_ARG(), &opts.pause_us);
+		if (err)
+			return err;
+	}
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
 
@@ -54,6 +63,10 @@ static int do_add(int argc, char **argv)
 		return OOMCTL_EXIT_USAGE;
 	case -EINVAL:
 		p_err("STALL must be more than 0 and at most WINDOW");
+		return OOMCTL_EXIT_USAGE;
+	}
+	if (psi_pause_check(opts.pause_us)) {
+		p_err("PAUSE must be at most 10min");
 		return OOMCTL_EXIT_USAGE;
 	}
 
@@ -96,7 +109,7 @@ static int do_del(int argc, char **argv)
 
 static const struct cmd cmds[] = {
 	{ "list",	do_list,	"" },
-	{ "add",	do_add,		"CGROUP { some | full } STALL WINDOW" },
+	{ "add",	do_add,		"CGROUP { some | full } STALL WINDOW [pause PAUSE]" },
 	{ "del",	do_del,		"{ ID | CGROUP }" },
 	{ "help",	do_help,	"" },
 	{ 0 }
@@ -107,6 +120,8 @@ static int do_help(int argc __maybe_unused, char **argv __maybe_unused)
 	return print_usage("psi", cmds,
 		"       STALL, WINDOW := DURATION  (0 < STALL <= WINDOW, "
 		"WINDOW 500ms..10s)\n"
+		"       PAUSE := DURATION  (no OOM this long after a kill in "
+		"CGROUP; default 2 x WINDOW, at most 10min)\n"
 		"       " HELP_SPEC_DURATION "\n"
 		"       " HELP_SPEC_CGROUP "\n");
 }

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -254,6 +255,22 @@ int psi_add(const struct psi_add_opts *opts)
 	skel->rodata->trigger_state = state;
 	skel->rodata->trigger_stall_us = opts->stall_us;
 	skel->rodata->trigger_window_us = opts->window_us;
+	skel->rodata->pause_ns = opts->pause_us * 1000;
+	/* Its pause reads the recorder's kill times (recorder_ensure()) */
+	fd = state_map_fd("kill_times");
+	if (fd < 0) {
+		err = fd;
+		p_err("cannot open the event log's kill times under %s: %s",
+		      bpffs_dir, strerror(-err));
+		goto out;
+	}
+	err = bpf_map__reuse_fd(skel->maps.oom_kill_times, fd);
+	close(fd);
+	fd = -1;
+	if (err) {
+		p_err("cannot share the event log's kill times: %s", strerror(-err));
+		goto out;
+	}
 	err = psi_declare_bpf__load(skel);
 	if (err && !psi_handler_capable()) {
 		/* The verifier refuses bpf_out_of_memory() without CAP_KILL */
@@ -318,10 +335,142 @@ int psi_add(const struct psi_add_opts *opts)
 	out_str("kind", " memory %s", psi_stall_str(opts->type));
 	out_usec("stall_us", " %s",  opts->stall_us);
 	out_usec("window_us", " per %s", opts->window_us);
+	out_usec("pause_us", ", pause %s after a kill", opts->pause_us);
 	out_newline();
 out:
 	psi_declare_bpf__destroy(skel);
 	return err;
+}
+
+/* The byte offset of @member in struct @type of @btf, or -ENOENT */
+static long btf_member_offset(const struct btf *btf, const char *type,
+			      const char *member)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return btf_member_bit_offset(t, i) / 8;
+	return -ENOENT;
+}
+
+/* The id of the program in slot handle_psi_event of the struct_ops map
+ * @map_fd: the kernel gives ids where the value has function pointers */
+static uint32_t handler_event_prog_id(int map_fd)
+{
+	/* Found once: the kernel's BTF is megabytes to parse */
+	static long offset = -1;
+	static bool tried;
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), zero = 0, id = 0;
+	char *value;
+
+	if (offset < 0) {
+		struct btf *btf;
+
+		if (tried)
+			return 0;
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		long data = btf ? btf_member_offset(btf,
+				"bpf_struct_ops_bpf_psi_ops", "data") : -1;
+		long slot = btf ? btf_member_offset(btf, "bpf_psi_ops",
+						    "handle_psi_event") : -1;
+
+		btf__free(btf);
+		if (data < 0 || slot < 0)
+			return 0;
+		offset = data + slot;
+	}
+	if (bpf_map_get_info_by_fd(map_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_STRUCT_OPS ||
+	    strcmp(info.name, "psi_declare") ||
+	    offset + sizeof(uint64_t) > info.value_size)
+		return 0;
+	value = calloc(1, info.value_size);
+	if (value && !bpf_map_lookup_elem(map_fd, &zero, value))
+		id = *(uint64_t *)(value + offset);
+	free(value);
+	return id;
+}
+
+/*
+ * Read .rodata's pause_ns of the program @prog_id: -ENODATA if its .rodata
+ * has another layout (an older oomctl's handler, which has no pause).
+ */
+static int prog_rodata_pause(uint32_t prog_id, uint64_t *pause_us)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info), map_ids[16] = {}, zero = 0, n;
+	struct psi_declare_bpf__rodata rodata;
+	int prog_fd, err = -ENODATA;
+
+	prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (prog_fd < 0)
+		return -errno;
+	info.nr_map_ids = sizeof(map_ids) / sizeof(*map_ids);
+	info.map_ids = (uintptr_t)map_ids;
+	if (bpf_prog_get_info_by_fd(prog_fd, &info, &len)) {
+		err = -errno;
+		close(prog_fd);
+		return err;
+	}
+	n = info.nr_map_ids < sizeof(map_ids) / sizeof(*map_ids) ?
+	    info.nr_map_ids : sizeof(map_ids) / sizeof(*map_ids);
+	for (uint32_t i = 0; err == -ENODATA && i < n; i++) {
+		struct bpf_map_info map = {};
+		uint32_t map_len = sizeof(map);
+		int fd = bpf_map_get_fd_by_id(map_ids[i]);
+		size_t name_len;
+
+		if (fd < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &map, &map_len) &&
+		    (name_len = strlen(map.name)) >= 7 &&
+		    !strcmp(map.name + name_len - 7, ".rodata") &&
+		    map.value_size == sizeof(rodata) &&
+		    !bpf_map_lookup_elem(fd, &zero, &rodata)) {
+			*pause_us = rodata.pause_ns / 1000;
+			err = 0;
+		}
+		close(fd);
+	}
+	close(prog_fd);
+	return err;
+}
+
+/*
+ * From the handler itself, not from a note of ours that could disagree: the
+ * pinned link names its struct_ops map, whose value names the programs,
+ * whose .rodata has the pause it was loaded with. -ENOENT: no pin of ours
+ * for trigger @id; -ENODATA: a handler without a pause (an older oomctl's).
+ */
+int psi_handler_pause(int id, uint64_t *pause_us)
+{
+	struct bpf_link_info info = {};
+	uint32_t len = sizeof(info), prog_id = 0;
+	char pin[PATH_MAX + 32];
+	int link_fd, map_fd, err = -ENODATA;
+
+	state_path(pin, sizeof(pin), PSI_HANDLERS_DIR "/%d", id);
+	link_fd = bpf_obj_get(pin);
+	if (link_fd < 0)
+		return -errno;
+	if (bpf_link_get_info_by_fd(link_fd, &info, &len)) {
+		err = -errno;
+	} else if (info.type == BPF_LINK_TYPE_STRUCT_OPS) {
+		map_fd = bpf_map_get_fd_by_id(info.struct_ops.map_id);
+		if (map_fd < 0) {
+			err = -errno;
+		} else {
+			prog_id = handler_event_prog_id(map_fd);
+			close(map_fd);
+		}
+	}
+	close(link_fd);
+	return prog_id ? prog_rodata_pause(prog_id, pause_us) : err;
 }
 
 /* psi list's columns: the one model of its text and JSON output */
@@ -333,6 +482,8 @@ static const struct col list_cols[] = {
 	{ "stall_us", "STALL", COL_USEC, 0, "stall time that fires it" },
 	{ "window_us", "WINDOW", COL_USEC, 0, "the window of the stall" },
 	{ "events", "EVENTS", COL_U64, 0, "times it fired" },
+	{ "pause_us", "PAUSE", COL_USEC, 0,
+	  "no OOM declared this long after a kill below it; - if unknown" },
 	{ "owner", "OWNER", COL_STR, 0,
 	  "the PSI handler (bpf_psi_ops) it belongs to, - for a tool's" },
 };
@@ -345,6 +496,7 @@ int psi_list(void)
 {
 	struct kernel_trigger *trs;
 	char path[PATH_MAX];
+	uint64_t pause_us;
 	struct table *t;
 	int n;
 
@@ -361,6 +513,11 @@ int psi_list(void)
 		table_usec(t, trs[i].threshold_us);
 		table_usec(t, trs[i].window_us);
 		table_u64(t, trs[i].events);
+		if (!strcmp(trs[i].owner, PSI_DECLARE_NAME) &&
+		    !psi_handler_pause(trs[i].id, &pause_us))
+			table_usec(t, pause_us);
+		else
+			table_str(t, NULL);
 		table_str(t, trs[i].owner[0] ? trs[i].owner : "-");
 	}
 	table_close(t);

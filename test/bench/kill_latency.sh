@@ -21,10 +21,10 @@
 # test/vm/init-systemd; we unmask the one we measure and mask it again):
 #   ours          per cell, oomctl psi add CGROUP some 50ms 500ms on the
 #                 workload's cgroups (W2: its whole scope): a psi-declare
-#                 handler each, owning its trigger. Not the root for W2: an
-#                 event that comes after a kill has freed memory still
-#                 declares a system-wide OOM, whose victim is then a
-#                 bystander (it was this guest's init: README's Benchmark).
+#                 handler each, owning its trigger. Not the root for W2:
+#                 a system-wide OOM's victim can be any process of the
+#                 guest (once, before handlers paused after a kill, an
+#                 event after a kill made it this guest's init: README).
 #   ours-fd       the trigger written to CGROUP's memory.pressure by a
 #                 process that holds it open, as the RFC's handlers used
 #                 them, with a psi-declare handler attached (on an empty

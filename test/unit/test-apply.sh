@@ -124,6 +124,12 @@ refused "psi: a missing argument" 1 "missing argument" "psi add / some 1s"
 refused "psi: an extra argument" 1 "too many arguments" "psi add / some 1s 1s now"
 refused "psi: a cgroup that does not exist" 1 "cgroup '/nope' not found" \
 	"psi add /nope some 100ms 1s"
+refused "psi: a pause over 10 min" 1 "PAUSE must be at most 10min" \
+	"psi add / some 1s 1s pause 11min"
+refused "psi: pause without its duration" 1 "missing argument" \
+	"psi add / some 1s 1s pause"
+refused "psi: an unknown option" 1 "too many arguments" \
+	"psi add / some 1s 1s wait 2s"
 printf 'policy attach oomd\npolicy attach largest-leaf\0 dry-run\n' >"$dir/nul.conf"
 run apply --check "$dir/nul.conf"
 if [[ $status -eq 2 ]] && grep -qx "Error: $dir/nul.conf:2: a NUL byte in the line" <<<"$err"; then

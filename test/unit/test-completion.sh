@@ -138,6 +138,8 @@ is "" "--cgroupfs $cg memcg list user.slice tree "
 is "system.slice/" "--cgroupfs $cg/ psi add s"
 is "full some" "--cgroupfs $cg psi add user.slice "
 is "" "--cgroupfs $cg psi add user.slice some "
+is "pause" "--cgroupfs $cg psi add user.slice some 1s 2s "
+is "" "--cgroupfs $cg psi add user.slice some 1s 2s pause "
 # after a colon readline replaces only what follows it
 is "x/" "--cgroupfs $cg memcg show dev:"
 

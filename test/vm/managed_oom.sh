@@ -164,7 +164,7 @@ policy_of_slice() {
 		oomctl -j policy list
 }
 trigger_of_slice() {
-	json "[.triggers[] | select(.cgroup == \"$slice\" and .kind == \"full\" and .stall_us == $stall and .window_us == $window)] | length == 1" \
+	json "[.triggers[] | select(.cgroup == \"$slice\" and .kind == \"full\" and .stall_us == $stall and .window_us == $window and .pause_us == 15000000)] | length == 1" \
 		oomctl -j psi list
 }
 systemctl start $chill
@@ -172,7 +172,7 @@ stall=400000 window=2000000	# 20 % of 2 s
 check "a unit of the slice starts: the drop-in has the slice's policy" \
 	in_dropin "^policy attach oomd scope $slice name oomd-[0-9a-f]{10}\$"
 check "... and its trigger: full, 20 % of oomd.conf's 2 s" \
-	in_dropin "^psi add $slice full ${stall}us ${window}us\$"
+	in_dropin "^psi add $slice full ${stall}us ${window}us pause 15s\$"
 check "the policy is attached to the slice's cgroup" eventually policy_of_slice
 check "the trigger is armed on it" eventually trigger_of_slice
 systemctl stop $chill
@@ -187,7 +187,7 @@ check "no swap: systemd saw an OOM kill (Result=oom-kill)" \
 
 systemctl start fallback-idle.service
 check "a slice with no limit of its own: oomd.conf's 60 % of 2 s" \
-	in_dropin "^psi add /fallback.slice full 1200000us 2000000us\$"
+	in_dropin "^psi add /fallback.slice full 1200000us 2000000us pause 15s\$"
 systemctl stop fallback-idle.service fallback.slice
 check "... stopped, its lines go" gone_from_dropin "/fallback.slice"
 
@@ -201,9 +201,9 @@ check "ManagedOOMPreference=avoid: systemd marks testbloat's cgroup" bash -c \
 	"getfattr --only-values -n user.oomd_avoid $CG$slice/$bloat | grep -qx 1"
 if wait_stopped $munch 120; then MS=$(kill_ms $munch); else MS="never within 120 s"; fi
 check "avoid: testmunch is killed ($MS ms)" test "$(prop $munch ActiveState)" != active
-# testbloat thrashes on: the next events (a window apart: no 15 s pause
-# after a kill as systemd-oomd has) kill testchill, then testbloat. The
-# log's order, not the units' states at some moment, says who went first.
+# testbloat thrashes on: the next events after the trigger's 15 s pause
+# kill testchill, then testbloat. The log's order, not the units' states at
+# some moment, says who went first.
 victims() { oomctl -j event list | jq -c "[.events[] | select(.type == \"kill\" and .seq > $seq0) | .cgroup | ltrimstr(\"$slice/\")]"; }
 check "avoid: ... the first of the slice's units to die ($(victims))" json \
 	"[.events[] | select(.type == \"kill\" and .seq > $seq0)] | first | .cgroup == \"$slice/$munch\"" \
@@ -238,7 +238,7 @@ uprop() { usystemctl show -P "$2" "$1"; }
 check "the user manager of testuser starts" systemctl start user@1000.service
 usystemctl start $chill $bloat
 check "user unit: the drop-in has the user's slice" \
-	in_dropin "^psi add $uslice full ${stall}us ${window}us\$"
+	in_dropin "^psi add $uslice full ${stall}us ${window}us pause 15s\$"
 for _ in $(seq 1200); do
 	[ "$(uprop $bloat ActiveState)" = active ] || break
 	sleep 0.1
@@ -392,7 +392,7 @@ gone_from_dropin "^psi add $umgr/probe" >/dev/null
 rmdir "$CG$collide" "$CG$umgr/probe2" "$CG$umgr/probe3"
 systemctl set-property --runtime user@1000.service ManagedOOMMemoryPressure=auto
 check "PID 1's \"auto\" leaves testuser's own kill of its cgroup, at its 100 %" \
-	in_dropin "^psi add $umgr full ${window}us ${window}us\$"
+	in_dropin "^psi add $umgr full ${window}us ${window}us pause 15s\$"
 report auto "$umgr"
 check "... which testuser's \"auto\" takes away" gone_from_dropin "^psi add $umgr"
 rmdir "$CG$umgr/probe"
@@ -468,7 +468,7 @@ systemctl start $chill
 duration_line() {
 	fake_pid1 >/tmp/fake_pid1.out
 	cat /tmp/fake_pid1.out
-	grep -qx "psi add $slice full 1000000us 5000000us" /tmp/fake_pid1.out
+	grep -qx "psi add $slice full 1000000us 5000000us pause 15s" /tmp/fake_pid1.out
 }
 check "a unit's own duration makes the window: 20 % of 5 s" duration_line
 check "... and the stand-in's oomctl units, stopped, leaves nothing" bash -c \

@@ -25,7 +25,7 @@ cp "$build/bpf/oomd.bpf.o" $d/hand.bpf.o
 # state: the policies (name, prog, scope, mode) and the triggers, as JSON
 state() {
 	{ oomctl -j policy list | jq -c '[.policies[] | {name, prog_id, scope, mode}] | sort_by(.name)'
-	  oomctl -j psi list | jq -c '[.triggers[] | {id, cgroup, kind, stall_us, window_us}] | sort_by(.id)'
+	  oomctl -j psi list | jq -c '[.triggers[] | {id, cgroup, kind, stall_us, window_us, pause_us}] | sort_by(.id)'
 	} 2>&1
 }
 # has JQ: the filter holds on {"p": policies, "t": triggers}
@@ -149,6 +149,19 @@ check "apply after the object changed, its mtime kept" \
 	json '.added == 1 and .removed == 1 and .kept == 2' oomctl -j apply $d/two.conf
 check "ll2 runs a new program" \
 	json ".prog_id != $old_ll2" oomctl -j policy show ll2
+
+# --- a trigger's pause is part of it: another pause replaces the trigger ---------
+sed 's|^psi add /apply/b full 200ms 2s$|& pause 15s|' $d/two.conf >$d/pause.conf
+check "a pause added to the trigger's line replaces the trigger" \
+	json '.added == 1 and .removed == 1 and .kept == 2' oomctl -j apply $d/pause.conf
+check "... whose handler pauses 15s, as psi list reads it" \
+	has 'any(.t[]; .cgroup == "/apply/b" and .kind == "full" and .pause_us == 15000000)'
+check "... and a second apply keeps it" \
+	json '.added == 0 and .kept == 3' oomctl -j apply $d/pause.conf
+check "back to the default pause (two windows): replaced again" \
+	json '.added == 1 and .removed == 1 and .kept == 2' oomctl -j apply $d/two.conf
+check "... whose handler pauses two windows" \
+	has 'any(.t[]; .cgroup == "/apply/b" and .kind == "full" and .pause_us == 4000000)'
 
 # --- the default file and its drop-ins, in a private /etc -------------------------
 cp -a /etc $d/etc

@@ -70,6 +70,61 @@ check "psi list is empty" json '.triggers == []' oomctl -j psi list
 check "psi del drops the handler whose cgroup went" \
 	bash -c "! oomctl psi del $id4 2>/dev/null && ! test -e /sys/fs/bpf/oomctl/psi/$id4"
 
+# --- the pause after a kill ---------------------------------------------------
+# A kill below a trigger answers the stall of the windows before it: for the
+# trigger's pause its handler declares nothing. Here the memcg's own OOM
+# kills in pa; a throttled hog in pb then stalls /psitest through the pause
+# of /psitest's trigger, and lives; pb's own trigger, no kill below it,
+# kills it; after a short pause, the next hog's stall kills again.
+cg_make /psitest/pa
+cg_make /psitest/pb
+echo 20M > $CG/psitest/pa/memory.max
+echo 40M > $CG/psitest/pb/memory.high
+check "a pause over 10 min is refused" fails oomctl psi add /psitest some 100ms 1s pause 11min
+check "'pause' without its duration is refused" fails oomctl psi add /psitest some 100ms 1s pause
+check "nothing was created" json '.triggers == []' oomctl -j psi list
+dflt=$(oomctl -j psi add /psitest some 100ms 2s | jq -r .id)
+check "the default pause is two windows, as psi list reads it from the handler" \
+	json "[.triggers[] | select(.id == $dflt) | .pause_us] == [4000000]" oomctl -j psi list
+oomctl psi del "$dflt" >/dev/null
+top=$(oomctl -j psi add /psitest some 100ms 1s pause 10min | jq -r .id)
+check "psi list shows trigger $top's pause of 10min" \
+	json "[.triggers[] | select(.id == $top) | .pause_us] == [600000000]" oomctl -j psi list
+pa=$(hog_go /psitest/pa 100 0)
+check "the memcg's own OOM kills the hog in pa" wait_dead "$pa" 30
+events() { oomctl -j psi list | jq ".triggers[] | select(.id == $1) | .events"; }
+# fired ID N: trigger ID fired N times more since $before
+fired() {
+	for _ in $(seq 300); do
+		[ "$(events "$1")" -ge $((before + $2)) ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+before=$(events "$top")
+pb=$(hog_go /psitest/pb 500 0)
+check "/psitest's trigger fires 3 times on pb's stall during its pause" fired "$top" 3
+check "... and pb's hog lives: no OOM was declared" alive "$pb"
+ev=$(oomctl -j event list)
+killseq=$(jq "[.events[] | select(.type == \"kill\" and .pid == $pa) | .seq] | max // 0" <<<"$ev")
+check "the log has pa's kill (seq $killseq)" test "$killseq" -gt 0
+check "... and after it no OOM declared on /psitest" \
+	jqe "[.events[] | select(.seq > $killseq and .type == \"oom\" and .cgroup == \"/psitest\")] == []" "$ev"
+# pa's kill is not below /psitest/pb: a trigger there acts at once
+oomctl psi add /psitest/pb some 100ms 1s pause 10min >/dev/null
+check "pb's own trigger, with no kill below it, kills pb's hog" wait_dead "$pb" 30
+t0=$(date +%s%N)
+oomctl psi del /psitest/pb >/dev/null
+oomctl psi del "$top" >/dev/null
+oomctl psi add /psitest some 100ms 1s pause 5s >/dev/null
+pc=$(hog_go /psitest/pb 500 0)
+check "a trigger whose 5 s pause after pb's kill ends kills the next hog" wait_dead "$pc" 30
+gap=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "... not before the pause ended (${gap} ms after pb's kill)" test "$gap" -ge 4500
+oomctl psi del /psitest >/dev/null
+kill -9 "$pc" 2>/dev/null; wait 2>/dev/null
+cg_remove /psitest
+
 # Removing oomctl's folder (oomctl(8)) detaches the handlers, so their
 # triggers go; the kernel puts a link from a work item: wait for it
 cg_make /psitest/cg3

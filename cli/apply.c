@@ -165,7 +165,7 @@ static int read_triggers(struct ktrig **ksp)
 		}
 		/* An older oomctl's handler has none (0): it is replaced. One
 		 * whose pause cannot be read is not ours to manage. */
-		err = psi_handler_pause(k.id, &pause_us);
+		err = psi_handler_read(k.id, &pause_us, NULL);
 		if (err == -ENOENT)
 			continue;
 		if (err && err != -ENODATA) {

@@ -147,9 +147,10 @@ struct kernel_trigger {
 	char owner[32];
 };
 int kernel_triggers_read(struct kernel_trigger **trsp);	/* psi_backend.c */
-/* The pause of oomctl's psi-declare handler of trigger @id, read from the
+/* The pause of oomctl's psi-declare handler of trigger @id and the events
+ * it paused on (UINT64_MAX: unknown; @paused may be NULL), read from the
  * handler itself; -errno if it has none (another tool's trigger) */
-int psi_handler_pause(int id, uint64_t *pause_us);	/* psi_backend.c */
+int psi_handler_read(int id, uint64_t *pause_us, uint64_t *paused);	/* psi_backend.c */
 
 struct policy_meta;
 /* The kernel's view of an attached policy: its links, programs, counters */

@@ -396,15 +396,29 @@ static uint32_t handler_event_prog_id(int map_fd)
 	return id;
 }
 
+/* Whether @map is the object's @section map (".rodata"), of @size bytes */
+static bool global_data_map(const struct bpf_map_info *map, const char *section,
+			    uint32_t size)
+{
+	size_t len = strlen(map->name), sec_len = strlen(section);
+
+	return len >= sec_len && !strcmp(map->name + len - sec_len, section) &&
+	       map->value_size == size;
+}
+
 /*
- * Read .rodata's pause_ns of the program @prog_id: -ENODATA if its .rodata
- * has another layout (an older oomctl's handler, which has no pause).
+ * Read .rodata's pause_ns of the program @prog_id, and its .bss's
+ * nr_paused into *@paused (UINT64_MAX if unknown): -ENODATA if its
+ * .rodata has another layout (an older oomctl's handler, which has no
+ * pause).
  */
-static int prog_rodata_pause(uint32_t prog_id, uint64_t *pause_us)
+static int prog_handler_read(uint32_t prog_id, uint64_t *pause_us,
+			     uint64_t *paused)
 {
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info), map_ids[16] = {}, zero = 0, n;
 	struct psi_declare_bpf__rodata rodata;
+	struct psi_declare_bpf__bss bss;
 	int prog_fd, err = -ENODATA;
 
 	prog_fd = bpf_prog_get_fd_by_id(prog_id);
@@ -419,21 +433,23 @@ static int prog_rodata_pause(uint32_t prog_id, uint64_t *pause_us)
 	}
 	n = info.nr_map_ids < sizeof(map_ids) / sizeof(*map_ids) ?
 	    info.nr_map_ids : sizeof(map_ids) / sizeof(*map_ids);
-	for (uint32_t i = 0; err == -ENODATA && i < n; i++) {
+	*paused = UINT64_MAX;
+	for (uint32_t i = 0; i < n; i++) {
 		struct bpf_map_info map = {};
 		uint32_t map_len = sizeof(map);
 		int fd = bpf_map_get_fd_by_id(map_ids[i]);
-		size_t name_len;
 
 		if (fd < 0)
 			continue;
-		if (!bpf_map_get_info_by_fd(fd, &map, &map_len) &&
-		    (name_len = strlen(map.name)) >= 7 &&
-		    !strcmp(map.name + name_len - 7, ".rodata") &&
-		    map.value_size == sizeof(rodata) &&
-		    !bpf_map_lookup_elem(fd, &zero, &rodata)) {
+		if (bpf_map_get_info_by_fd(fd, &map, &map_len)) {
+			/* unknown: skipped */
+		} else if (global_data_map(&map, ".rodata", sizeof(rodata)) &&
+			   !bpf_map_lookup_elem(fd, &zero, &rodata)) {
 			*pause_us = rodata.pause_ns / 1000;
 			err = 0;
+		} else if (global_data_map(&map, ".bss", sizeof(bss)) &&
+			   !bpf_map_lookup_elem(fd, &zero, &bss)) {
+			*paused = bss.nr_paused;
 		}
 		close(fd);
 	}
@@ -444,11 +460,14 @@ static int prog_rodata_pause(uint32_t prog_id, uint64_t *pause_us)
 /*
  * From the handler itself, not from a note of ours that could disagree: the
  * pinned link names its struct_ops map, whose value names the programs,
- * whose .rodata has the pause it was loaded with. -ENOENT: no pin of ours
- * for trigger @id; -ENODATA: a handler without a pause (an older oomctl's).
+ * whose .rodata has the pause it was loaded with, and whose .bss counts the
+ * events it paused on (*@paused, UINT64_MAX if unknown; @paused may be
+ * NULL). -ENOENT: no pin of ours for trigger @id; -ENODATA: a handler
+ * without a pause (an older oomctl's).
  */
-int psi_handler_pause(int id, uint64_t *pause_us)
+int psi_handler_read(int id, uint64_t *pause_us, uint64_t *paused)
 {
+	uint64_t ignored;
 	struct bpf_link_info info = {};
 	uint32_t len = sizeof(info), prog_id = 0;
 	char pin[PATH_MAX + 32];
@@ -470,7 +489,8 @@ int psi_handler_pause(int id, uint64_t *pause_us)
 		}
 	}
 	close(link_fd);
-	return prog_id ? prog_rodata_pause(prog_id, pause_us) : err;
+	return prog_id ? prog_handler_read(prog_id, pause_us,
+					   paused ?: &ignored) : err;
 }
 
 /* psi list's columns: the one model of its text and JSON output */
@@ -484,6 +504,8 @@ static const struct col list_cols[] = {
 	{ "events", "EVENTS", COL_U64, 0, "times it fired" },
 	{ "pause_us", "PAUSE", COL_USEC, 0,
 	  "no OOM declared this long after a kill below it; - if unknown" },
+	{ "paused", "PAUSED", COL_U64, 0,
+	  "events on which the pause declared nothing; - if unknown" },
 	{ "owner", "OWNER", COL_STR, 0,
 	  "the PSI handler (bpf_psi_ops) it belongs to, - for a tool's" },
 };
@@ -496,7 +518,7 @@ int psi_list(void)
 {
 	struct kernel_trigger *trs;
 	char path[PATH_MAX];
-	uint64_t pause_us;
+	uint64_t pause_us, paused;
 	struct table *t;
 	int n;
 
@@ -514,8 +536,14 @@ int psi_list(void)
 		table_usec(t, trs[i].window_us);
 		table_u64(t, trs[i].events);
 		if (!strcmp(trs[i].owner, PSI_DECLARE_NAME) &&
-		    !psi_handler_pause(trs[i].id, &pause_us))
+		    !psi_handler_read(trs[i].id, &pause_us, &paused)) {
 			table_usec(t, pause_us);
+		} else {
+			table_str(t, NULL);
+			paused = UINT64_MAX;
+		}
+		if (paused != UINT64_MAX)
+			table_u64(t, paused);
 		else
 			table_str(t, NULL);
 		table_str(t, trs[i].owner[0] ? trs[i].owner : "-");

@@ -50,8 +50,8 @@ check "the log has an OOM declared by PSI in cg2" \
 	jqe 'any(.events[]; .type == "oom" and .trigger == "psi" and .cgroup == "/psitest/cg2")' "$ev"
 check "the log has the kill of cg2's hog" \
 	jqe "[.events[] | select(.type == \"kill\" and .pid == $cg2)] | length == 1" "$ev"
-check "the trigger counted events" \
-	json "any(.triggers[]; .id == $id and .events > 0)" oomctl -j psi list
+check "the trigger counted events, none paused (no kill before)" \
+	json "any(.triggers[]; .id == $id and .events > 0 and .paused == 0)" oomctl -j psi list
 kill -9 "$cg1"; wait 2>/dev/null
 
 # --- delete; removal of the cgroup removes its triggers ----------------------
@@ -104,6 +104,17 @@ fired() {
 before=$(events "$top")
 pb=$(hog_go /psitest/pb 500 0)
 check "/psitest's trigger fires 3 times on pb's stall during its pause" fired "$top" 3
+# paused_at_least N: the handler counted N paused events (its work runs
+# a moment after the kernel counts the event)
+paused_at_least() {
+	for _ in $(seq 50); do
+		oomctl -j psi list | jq -e ".triggers[] | select(.id == $top) | .paused >= $1" >/dev/null && return 0
+		sleep 0.1
+	done
+	oomctl -j psi list
+	return 1
+}
+check "... and its handler counts them as paused" paused_at_least 3
 check "... and pb's hog lives: no OOM was declared" alive "$pb"
 ev=$(oomctl -j event list)
 killseq=$(jq "[.events[] | select(.type == \"kill\" and .pid == $pa) | .seq] | max // 0" <<<"$ev")

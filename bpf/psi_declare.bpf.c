@@ -61,21 +61,20 @@ void BPF_PROG(psi_declare_event, struct bpf_psi *psi, struct psi_trigger *t)
 	struct cgroup *cg;
 
 	__sync_fetch_and_add(&nr_runs, 1);
-	/* An id that does not resolve is a cgroup being removed: no OOM */
-	cg = bpf_cgroup_from_id(t->cgroup_id);
-	if (!cg)
-		return;
 	if (pause_ns) {
 		u64 cgid = t->cgroup_id;
 		u64 *killed = bpf_map_lookup_elem(&oom_kill_times, &cgid);
 
 		/* Not now - *killed: the kill may be a moment newer than now */
 		if (killed && *killed + pause_ns > bpf_ktime_get_boot_ns()) {
-			bpf_cgroup_release(cg);
 			__sync_fetch_and_add(&nr_paused, 1);
 			return;
 		}
 	}
+	/* An id that does not resolve is a cgroup being removed: no OOM */
+	cg = bpf_cgroup_from_id(t->cgroup_id);
+	if (!cg)
+		return;
 	if (declare_oom_in(cg) > 0)
 		__sync_fetch_and_add(&nr_declared, 1);
 }

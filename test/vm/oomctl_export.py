@@ -5,7 +5,7 @@ which the guest image lacks: the guest half (oomctl_export.sh) writes the
 exports into the build tree, shared read-write with the guest, and this
 parses them and checks their counts.
 
-Usage: oomctl_export.py [--kernel BZIMAGE] BUILD_DIR
+Usage: oomctl_export.py [test/vm/run OPTIONS...] BUILD_DIR
        oomctl_export.py --parse-only OUT_DIR   (the last run's files again)
 """
 import json
@@ -176,7 +176,7 @@ def main():
 	args = sys.argv[1:]
 	if args[:1] == ["--parse-only"] and len(args) == 2:
 		out = args[1]
-	elif len(args) in (1, 3) and (len(args) == 1 or args[0] == "--kernel"):
+	elif args and not args[-1].startswith("-"):
 		build = args[-1]
 		out = os.path.join(build, "test", "vm", "oomctl_export.out")
 		shutil.rmtree(out, ignore_errors=True)

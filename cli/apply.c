@@ -23,11 +23,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "backend.h"
+#include "main.h"
 #include "bpffs.h"
 #include "config.h"
 
-#define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
 
 static int do_help(void)
 {
@@ -119,66 +118,62 @@ static int mark_trigger(uint32_t id, const struct trig *t)
 /* The kernel's memory triggers in *@ksp (free() it): count or -errno */
 static int read_triggers(struct ktrig **ksp)
 {
-	FILE *f = fopen(BPF_TRIGGERS, "re");
-	struct ktrig *ks = NULL, *grown, k = {};
-	char line[256], res[16], kind[8], owner[32];
-	int n = 0;
+	struct kernel_trigger *trs;
+	struct ktrig *ks;
+	int nr, n = 0, err = 0;
 
 	*ksp = NULL;
-	if (!f) {
-		int err = -errno;
-
-		p_err("cannot read %s: %s", BPF_TRIGGERS, strerror(-err));
-		return err;
+	nr = kernel_triggers_read(&trs);
+	if (nr < 0)
+		return nr;
+	ks = calloc(nr ?: 1, sizeof(*ks));
+	if (!ks) {
+		free(trs);
+		p_err("out of memory");
+		return -ENOMEM;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	for (int i = 0; i < nr && !err; i++) {
+		const struct kernel_trigger *kt = &trs[i];
+		struct ktrig *k = &ks[n];
+		bool declare = !strcmp(kt->owner, PSI_DECLARE_NAME);
 		enum psi_stall type;
-		unsigned long cg, stall, window;
 		uint64_t pause_us;
-		int err;
-
-		unsigned long events;
 
 		/* psi add's triggers are psi-declare's (an older oomctl's
-		 * the PSI hook's, "-"); other handlers' are not the
+		 * the PSI hook's, no owner); other handlers' are not the
 		 * configuration's */
-		strcpy(owner, "-");
-		if (sscanf(line, "%u %lu %15s %7s %lu %lu %lu %31s", &k.id, &cg,
-			   res, kind, &stall, &window, &events, owner) < 6 ||
-		    strcmp(res, "memory") ||
-		    (strcmp(owner, "-") && strcmp(owner, "psi-declare")) ||
-		    parse_psi_stall(kind, &type))
+		if (strcmp(kt->resource, "memory") || (kt->owner[0] && !declare) ||
+		    parse_psi_stall(kt->kind, &type))
 			continue;
-		grown = realloc(ks, (n + 1) * sizeof(*ks));
-		if (!grown) {
-			free(ks);
-			fclose(f);
-			p_err("out of memory");
-			return -ENOMEM;
-		}
-		ks = grown;
-		k.t = (struct trig){ .cgroup_id = cg, .stall_us = stall,
-				     .window_us = window, .type = type };
-		if (strcmp(owner, "psi-declare")) {
-			ks[n++] = k;	/* the PSI hook's: no pause */
+		k->id = kt->id;
+		k->t = (struct trig){ .cgroup_id = kt->cgroup_id,
+				      .stall_us = kt->threshold_us,
+				      .window_us = kt->window_us, .type = type };
+		if (!declare) {
+			n++;	/* the PSI hook's: no pause */
 			continue;
 		}
 		/* An older oomctl's handler has none (0): it is replaced. One
 		 * whose pause cannot be read is not ours to manage. */
-		err = psi_handler_read(k.id, &pause_us, NULL);
-		if (err == -ENOENT)
+		err = psi_handler_read(k->id, &pause_us, NULL);
+		if (err == -ENOENT) {
+			err = 0;
 			continue;
-		if (err && err != -ENODATA) {
-			p_err("cannot read the pause of trigger %u: %s", k.id,
-			      strerror(-err));
-			free(ks);
-			fclose(f);
-			return err;
 		}
-		k.t.pause_us = err ? 0 : pause_us;
-		ks[n++] = k;
+		if (err && err != -ENODATA) {
+			p_err("cannot read the pause of trigger %u: %s", k->id,
+			      strerror(-err));
+			break;
+		}
+		k->t.pause_us = err ? 0 : pause_us;
+		err = 0;
+		n++;
 	}
-	fclose(f);
+	free(trs);
+	if (err) {
+		free(ks);
+		return err;
+	}
 	*ksp = ks;
 	return n;
 }
@@ -243,6 +238,7 @@ static int attach(struct run *r, const char *name, const char *builtin,
 		.scope = scope_id ? &scope : NULL, .dry_run = dry_run,
 	};
 	struct done d = { .act = ADD_POLICY };
+	struct policy_attached res;
 	char path[PATH_MAX];
 	int err;
 
@@ -251,11 +247,12 @@ static int attach(struct run *r, const char *name, const char *builtin,
 	if (scope_id && cgroup_parse(path, &scope))
 		return -EINVAL;
 	scope.id = scope_id;
-	out_open_object(NULL);
-	err = policy_attach(&opts);
-	out_close();
+	err = policy_attach(&opts, &res);
 	if (err)
 		return err;
+	out_open_object(NULL);
+	policy_attached_print(&res, dry_run);
+	out_close();
 	snprintf(d.meta.name, sizeof(d.meta.name), "%s", name);
 	/* recorded first: a failed mark still undoes the attach */
 	return record(r, &d) ?: mark_policy(name, true);
@@ -266,11 +263,12 @@ static int detach(struct run *r, const struct policy_meta *meta)
 	struct done d = { .act = DEL_POLICY, .meta = *meta };
 	int err;
 
-	out_open_object(NULL);
 	err = policy_detach(meta->name);
-	out_close();
 	if (err)
 		return err;
+	out_open_object(NULL);
+	policy_detached_print(meta->name);
+	out_close();
 	mark_policy(meta->name, false);
 	return record(r, &d);
 }
@@ -283,7 +281,6 @@ static int trigger_add(struct run *r, const struct trig *t)
 	struct psi_add_opts opts = {
 		.cg = &cg, .type = t->type, .stall_us = t->stall_us,
 		.window_us = t->window_us, .pause_us = t->pause_us,
-		.id = &id,
 	};
 	char path[PATH_MAX];
 
@@ -292,11 +289,12 @@ static int trigger_add(struct run *r, const struct trig *t)
 	if (err)
 		return -EINVAL;
 	cg.id = t->cgroup_id;
-	out_open_object(NULL);
-	err = psi_add(&opts);
-	out_close();
+	err = psi_add(&opts, &id);
 	if (err)
 		return err;
+	out_open_object(NULL);
+	psi_added_print(&opts, id);
+	out_close();
 	d.id = id;
 	return record(r, &d) ?: mark_trigger(d.id, t);
 }
@@ -305,11 +303,13 @@ static int trigger_del(struct run *r, uint32_t id, const struct trig *t)
 {
 	struct psi_del_opts opts = { .id = id };
 	struct done d = { .act = DEL_TRIGGER, .t = *t };
-	int err;
+	int err, *ids, n;
 
+	err = psi_del(&opts, &ids, &n);
 	out_open_object(NULL);
-	err = psi_del(&opts);
+	psi_deleted_print(ids, n);
 	out_close();
+	free(ids);
 	if (err)
 		return err;
 	mark_trigger(id, NULL);
@@ -331,9 +331,11 @@ static void undo(struct run *r)
 
 		switch (d->act) {
 		case ADD_POLICY:
-			out_open_object(NULL);
-			policy_detach(d->meta.name);
-			out_close();
+			if (!policy_detach(d->meta.name)) {
+				out_open_object(NULL);
+				policy_detached_print(d->meta.name);
+				out_close();
+			}
 			mark_policy(d->meta.name, false);
 			break;
 		case DEL_POLICY:
@@ -342,10 +344,13 @@ static void undo(struct run *r)
 			break;
 		case ADD_TRIGGER: {
 			struct psi_del_opts opts = { .id = d->id };
+			int *ids, n;
 
+			psi_del(&opts, &ids, &n);
 			out_open_object(NULL);
-			psi_del(&opts);
+			psi_deleted_print(ids, n);
 			out_close();
+			free(ids);
 			mark_trigger(d->id, NULL);
 			break;
 		}

@@ -17,7 +17,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "main.h"
+#include "options.h"
+#include "output.h"
 #include "bpffs.h"
 #include "kernel.h"
 #include "recorder.skel.h"
@@ -103,18 +104,24 @@ int state_map_fd(const char *name)
 }
 
 /*
- * The pin holds @link now: free it and close our fd, without detaching.
- * A disconnected link's bpf_link__destroy() leaves its fd open: a process
+ * Once pinned, free @link and close our fd, without detaching. A
+ * disconnected link's bpf_link__destroy() leaves its fd open: a process
  * that lives on (oomctl units) would hold the link, and a policy it
- * unpins later would stay attached.
+ * unpins later would stay attached. Not pinned, it is destroyed: detached.
  */
-void link_pinned_release(struct bpf_link *link)
+int link_pin_release(struct bpf_link *link, const char *pin)
 {
-	int fd = bpf_link__fd(link);
+	int fd = bpf_link__fd(link), err = bpf_link__pin(link, pin);
 
+	if (err) {
+		bpf_link__destroy(link);
+		p_err("cannot pin %s: %s", pin, strerror(-err));
+		return err;
+	}
 	bpf_link__disconnect(link);
 	bpf_link__destroy(link);
 	close(fd);
+	return 0;
 }
 
 int state_unpin_dir(const char *dir)
@@ -306,15 +313,9 @@ static int recorder_create(const char *dir)
 			break;
 		}
 		snprintf(pin, sizeof(pin), "%s/%s", tmp, bpf_program__name(prog));
-		err = bpf_link__pin(link, pin);
-		if (!err)
-			link_pinned_release(link);
-		else
-			bpf_link__destroy(link);
-		if (err) {
-			p_err("cannot pin %s: %s", pin, strerror(-err));
+		err = link_pin_release(link, pin);
+		if (err)
 			break;
-		}
 	}
 	if (!err && rename(tmp, dir)) {
 		err = -errno;

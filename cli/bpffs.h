@@ -82,9 +82,10 @@ int state_path(char *buf, size_t size, const char *fmt, ...)
 /* Remove a folder of our pins and the pins in it (bpffs: unlink, rmdir). */
 int state_unpin_dir(const char *dir);
 
-/* Drop our hold of a pinned link, which stays attached */
+/* Pin @link at @pin and drop our hold of it: attached while pinned; if the
+ * pin fails, detached and said. 0 or -errno. */
 struct bpf_link;
-void link_pinned_release(struct bpf_link *link);
+int link_pin_release(struct bpf_link *link, const char *pin);
 
 /* Serialize commands that change the state (flock on the folder). */
 int state_lock(void);

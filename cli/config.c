@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "backend.h"
+#include "main.h"
 #include "bpffs.h"
 #include "config.h"
 

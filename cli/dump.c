@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "backend.h"
+#include "main.h"
 
 static int do_help(int argc, char **argv);
 
@@ -45,11 +45,11 @@ int do_dump(int argc, char **argv)
 	err = kernel_check(NULL);
 	if (!err) {
 		out_text("# policies\n");
-		err = policy_list();
+		err = policy_list_print();
 	}
 	if (!err) {
 		out_text("\n# pressure triggers\n");
-		err = psi_list();
+		err = psi_list_print();
 	}
 	if (!err) {
 		out_text("\n# memory cgroups\n");
@@ -57,7 +57,7 @@ int do_dump(int argc, char **argv)
 	}
 	if (!err) {
 		out_text("\n# recent events\n");
-		err = event_list(&events);
+		err = event_list_print(&events);
 	}
 	return cmd_status(err);
 }

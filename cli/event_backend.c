@@ -10,7 +10,6 @@
 
 #include "backend.h"
 #include "bpffs.h"
-#include "clock.h"
 #include "events.h"
 
 struct map_ring {
@@ -52,117 +51,13 @@ int events_read(uint64_t after, struct oom_event *evs, int max, uint64_t *head)
 	return n;
 }
 
-static const char *type_str(uint32_t type)
-{
-	switch (type) {
-	case OOM_EVENT_INVOKE: return "oom";
-	case OOM_EVENT_KILL: return "kill";
-	case OOM_EVENT_PSI: return "psi";
-	case OOM_EVENT_DRY_RUN: return "dry-run";
-	default: return "?";
-	}
-}
-
-static const char *trigger_str(uint32_t trigger)
-{
-	switch (trigger) {
-	case OOM_TRIGGER_ALLOCATION: return "allocation";
-	case OOM_TRIGGER_DECLARED: return "declared";
-	case OOM_TRIGGER_PSI: return "psi";
-	default: return "?";
-	}
-}
-
-static const char *psi_state_str(uint32_t state)
-{
-	static const char * const names[] = {
-		"io some", "io full", "memory some", "memory full",
-		"cpu some", "cpu full",
-	};
-
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
-}
-
-/*
- * Whether the cgroup of @e is gone: not when its recorded path still leads
- * to it (no privilege needed), else not when its id still opens (it moved,
- * or the path was cut). Without CAP_DAC_READ_SEARCH a moved cgroup looks
- * removed.
- */
-static bool event_cgroup_removed(const struct oom_event *e, const char *path)
-{
-	char fspath[PATH_MAX], live[PATH_MAX];
-	const char *fs = strcmp(cgroupfs_dir, "/") ? cgroupfs_dir : "";
-	uint64_t id;
-
-	if (e->cgroup_id <= 1)
-		return false;
-	if (path[0] == '/' &&
-	    snprintf(fspath, sizeof(fspath), "%s%s", fs, path) <
-	    (int)sizeof(fspath) &&
-	    !cgroup_id_from_path(fspath, &id) && id == e->cgroup_id)
-		return false;
-	return cgroup_path_of_id(e->cgroup_id, live, sizeof(live))[0] == '(';
-}
-
-void event_print(const struct oom_event *e)
-{
-	char cg[PATH_MAX + 16], name[64];
-	bool removed;
-
-	out_open_object(NULL);
-	out_u64("seq", NULL, e->seq);
-	out_time("time", "%s ", boot_to_realtime(e->time_ns));
-	out_str("type", "%-8s", type_str(e->type));
-	/* The path recorded at the event (oom_shared.h); the live one only for
-	 * a record without (the walk in the kernel failed) */
-	if (e->cgroup_path[0])
-		snprintf(cg, sizeof(cg), "%.*s", (int)sizeof(e->cgroup_path),
-			 e->cgroup_path);
-	else
-		cgroup_path_of_id(e->cgroup_id, cg, sizeof(cg));
-	removed = event_cgroup_removed(e, cg);
-	if (removed && cg[0] != '(' && !json_output)
-		strcat(cg, " (removed)");
-	switch (e->type) {
-	case OOM_EVENT_INVOKE:
-		out_str("cgroup", "OOM in %s", e->cgroup_id ? cg : "the system");
-		out_str("trigger", " (%s)", trigger_str(e->trigger));
-		out_u64("pid", " by pid %s", e->pid);
-		out_str("comm", " (%s)", e->comm);
-		break;
-	case OOM_EVENT_KILL:
-	case OOM_EVENT_DRY_RUN:
-		out_str(NULL, "%s", e->type == OOM_EVENT_KILL ? "killed" :
-			"would kill");
-		out_u64("pid", " pid %s", e->pid);
-		out_str("comm", " (%s)", e->comm);
-		out_str("cgroup", " in %s", cg);
-		out_bytes("rss_bytes", ", %s resident", e->rss_bytes);
-		out_str("chosen_by", ", chosen by %s", e->policy_cookie ?
-			policy_name_of_cookie(e->policy_cookie, name, sizeof(name)) :
-			"the kernel's OOM killer");
-		if (e->message[0])
-			out_str("message", ": \"%s\"", e->message);
-		break;
-	case OOM_EVENT_PSI:
-		out_str("pressure", "%s", psi_state_str(e->trigger));
-		out_str("cgroup", " pressure in %s", e->cgroup_id ? cg : "the system");
-		break;
-	}
-	out_u64("cgroup_id", NULL, e->cgroup_id);
-	out_bool("cgroup_removed", NULL, removed);
-	out_close();
-	out_newline();
-}
-
 /* The log exists once the recorder is attached; attach it on first use. */
 static int events_open(void)
 {
 	return state_init() ?: recorder_ensure();
 }
 
-int event_list(const struct event_list_opts *opts)
+int event_list(const struct event_list_opts *opts, const struct oom_event **evsp)
 {
 	static struct oom_event evs[OOM_EVENTS_MAX];
 	uint64_t head;
@@ -178,11 +73,8 @@ int event_list(const struct event_list_opts *opts)
 		      strerror(-n));
 		return n;
 	}
-	out_open_array("events");
-	for (int i = 0; i < n; i++)
-		event_print(&evs[i]);
-	out_close();
-	return 0;
+	*evsp = evs;
+	return n;
 }
 
 static volatile sig_atomic_t stop;
@@ -192,7 +84,7 @@ static void on_signal(int sig __maybe_unused)
 	stop = 1;
 }
 
-int event_watch(void)
+int event_watch(int (*emit)(const struct oom_event *e))
 {
 	static struct oom_event evs[OOM_EVENTS_MAX];
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -221,8 +113,7 @@ int event_watch(void)
 			seen = head - OOM_EVENTS_MAX;
 		/* In order, and not past a record still being written */
 		for (int i = 0; i < n && evs[i].seq == seen + 1; i++, seen++) {
-			event_print(&evs[i]);
-			if (out_flush())
+			if (emit(&evs[i]))
 				return 0;	/* stdout closed: done */
 		}
 		usleep(200 * 1000);

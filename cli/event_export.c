@@ -21,7 +21,6 @@
 #include "bpffs.h"
 #include "events.h"
 
-#define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
 
 /* What the recorder's counts say of themselves, in every HELP */
 #define FROM_LOG " counted by the event recorder in the kernel since the " \
@@ -195,15 +194,6 @@ static const char *trigger_label(uint32_t trigger)
 	}
 }
 
-/* enum psi_states of the kernel, as resource and kind */
-static void psi_state_labels(uint32_t state, const char **res, const char **kind)
-{
-	static const char * const resources[] = { "io", "memory", "cpu" };
-
-	*res = state / 2 < 3 ? resources[state / 2] : "unknown";
-	*kind = state < 6 ? (state & 1 ? "full" : "some") : "unknown";
-}
-
 /*
  * The label of a count's cgroup: its path now, or for a removed one the path
  * its first record kept (a cut path is the leaf's end), as event list names
@@ -241,7 +231,7 @@ static int add_count(const struct oom_count_key *key, const struct oom_count *c)
 		return add(F_OOMS, c->count, "cgroup", cg, "trigger",
 			   trigger_label(key->trigger), NULL);
 	case OOM_EVENT_PSI:
-		psi_state_labels(key->trigger, &res, &kind);
+		psi_state_names(key->trigger, &res, &kind);
 		return add(F_PSI_EVENTS, c->count, "cgroup", cg, "resource",
 			   res, "kind", kind, NULL);
 	}
@@ -434,7 +424,7 @@ out:
 	return err;
 }
 
-int event_export(const struct event_export_opts *opts)
+int event_export(const struct event_export_opts *opts, char **textp, size_t *lenp)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -457,11 +447,12 @@ int event_export(const struct event_export_opts *opts)
 	}
 	if (err == -ENOMEM && !p_err_reported())
 		p_err("out of memory");
-	if (!err) {
-		if (opts->file)
-			err = write_atomically(opts->file, text, len);
-		else
-			fwrite(text, 1, len, stdout);	/* main checks stdout */
+	if (!err && opts->file) {
+		err = write_atomically(opts->file, text, len);
+	} else if (!err) {
+		*textp = text;
+		*lenp = len;
+		text = NULL;
 	}
 	for (size_t i = 0; i < nr_samples; i++)
 		free(samples[i].labels);

@@ -1,4 +1,4 @@
-/* The OOM event log: reading its records and printing one (event_backend.c). */
+/* The OOM event log: reading its records (event_backend.c, event_ring.c). */
 #ifndef OOMCTL_EVENTS_H
 #define OOMCTL_EVENTS_H
 
@@ -23,7 +23,5 @@ struct event_ring {
 /* events_read() on @ring */
 int events_read_ring(const struct event_ring *ring, uint64_t after,
 		     struct oom_event *evs, int max, uint64_t *head);
-/* One record as a line (plain) or an object (JSON) */
-void event_print(const struct oom_event *e);
 
 #endif /* OOMCTL_EVENTS_H */

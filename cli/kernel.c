@@ -13,7 +13,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "main.h"
+#include "options.h"
+#include "output.h"
 #include "kernel.h"
 
 /* Where the kernel describes itself, for messages */

@@ -243,6 +243,8 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "COLUMNS", 0,
 	  "Columns of a list, comma-separated (-o help names them)", 0 },
 	{ "noheadings", 'n', NULL, 0, "No header line in lists", 0 },
+	{ "raw", 'r', NULL, 0, "Lists unaligned, one space between cells", 0 },
+	{ "bytes", 'b', NULL, 0, "Sizes in bytes, not rounded to K, M, G", 0 },
 	{ "bpffs", OPT_BPFFS, "DIR", 0,
 	  "Folder of oomctl's pins (default " OOMCTL_BPFFS_DEFAULT ")", 0 },
 	{ "cgroupfs", OPT_CGROUPFS, "DIR", 0,
@@ -308,6 +310,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'n':
 		out_noheadings = true;
+		break;
+	case 'r':
+		out_raw = true;
+		break;
+	case 'b':
+		out_exact_bytes = true;
 		break;
 	case 'h':
 		show_help = ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK;

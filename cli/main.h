@@ -1,4 +1,8 @@
-/* Shared declarations of the oomctl command line. */
+/*
+ * The command line's own declarations, for the front ends (main.c, OBJECT.c,
+ * apply.c, ...): exit codes, argument handling, help, and the renderers
+ * shared by several front ends. Backends include backend.h, never this.
+ */
 #ifndef OOMCTL_MAIN_H
 #define OOMCTL_MAIN_H
 
@@ -7,12 +11,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cgroup.h"
+#include "options.h"
 #include "output.h"
 #include "parse.h"
-
-#define OOMCTL_BPFFS_DEFAULT	"/sys/fs/bpf/oomctl"
-#define OOMCTL_CGROUPFS_DEFAULT	"/sys/fs/cgroup"
 
 /*
  * Exit status of oomctl, and the return value of every command handler.
@@ -27,16 +30,7 @@ enum oomctl_exit {
 	OOMCTL_EXIT_NOSUPP	= 3,	/* the kernel lacks the BPF OOM hooks */
 };
 
-#ifndef __maybe_unused
-#define __maybe_unused		__attribute__((unused))
-#endif
-#define __str(x)		#x
-#define __stringify(x)		__str(x)
-
 extern const char *bin_name;
-extern bool debug;		/* -d: libbpf and verifier logs on stderr */
-extern const char *bpffs_dir;	/* --bpffs: where oomctl pins live */
-extern const char *cgroupfs_dir;	/* --cgroupfs: the cgroup2 mount */
 
 /*
  * Argument consumption, so that handlers read like the SYNOPSIS. Handlers
@@ -95,10 +89,36 @@ int print_usage(const char *object, const struct cmd *cmds, const char *defs);
 #define HELP_SPEC_OPTIONS						\
 	"OPTIONS := { {-j|--json} [{-p|--pretty}] | {-d|--debug} |\n"	\
 	"                    {-o|--output} COLUMNS | {-n|--noheadings} |\n"	\
+	"                    {-r|--raw} | {-b|--bytes} |\n"		\
 	"                    --bpffs DIR | --cgroupfs DIR }"
 
 /* A backend's 0 / -errno as an exit status, with a message if it gave none */
 int cmd_status(int err);
+
+/*
+ * The front end's call of a backend: the kernel is checked first, so that
+ * on a kernel without the BPF OOM series no backend makes a bpf() call.
+ */
+#define cmd_backend(call)	cmd_status(kernel_check(NULL) ?: (call))
+
+/*
+ * The renderers of what the backends return, shared by the front ends
+ * (dump, apply, oom declare): each calls its backend where it takes no
+ * result, and prints through output.h.
+ */
+extern const struct listing memcg_listing;	/* memcg_render.c */
+extern const struct listing policy_listing;	/* policy_render.c */
+extern const struct listing psi_listing;	/* psi.c */
+int policy_list_print(void);
+int policy_show_print(const char *name);
+void policy_attached_print(const struct policy_attached *res, bool dry_run);
+void policy_detached_print(const char *name);
+int policy_explain_print(const struct policy_explain_opts *opts);
+int psi_list_print(void);
+void psi_added_print(const struct psi_add_opts *opts, int id);
+void psi_deleted_print(const int *ids, int n);
+int event_list_print(const struct event_list_opts *opts);	/* event.c */
+void event_print(const struct oom_event *e);
 
 int do_memcg(int argc, char **argv);
 int do_policy(int argc, char **argv);

@@ -1,5 +1,5 @@
 /* oomctl memcg: the memory cgroups the OOM policies choose from. */
-#include "backend.h"
+#include "main.h"
 
 static int do_help(int argc, char **argv);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "main.h"
 #include "memcg_walk.h"
 
 static uint64_t page_size(void)
@@ -50,62 +50,88 @@ static char *fmt_centipct(uint64_t v, char *buf, size_t size)
 	return buf;
 }
 
+/* memcg list's columns: the one model of its text and JSON output */
+enum {
+	MEM_COL_PATH, MEM_COL_CURRENT, MEM_COL_ANON, MEM_COL_FILE,
+	MEM_COL_SWAP, MEM_COL_MAX, MEM_COL_HIGH, MEM_COL_OOM, MEM_COL_KILLS,
+	MEM_COL_SOME10, MEM_COL_FULL10, MEM_COL_PROCS, MEM_COL_ID,
+	MEM_COL_LEVEL, MEM_NR_COLS
+};
+
+static const struct col list_cols[MEM_NR_COLS] = {
+	[MEM_COL_PATH] = { "path", "PATH", COL_STR, 0,
+		"the cgroup (in a tree: its name)" },
+	[MEM_COL_CURRENT] =
+		{ "current_bytes", "CURRENT", COL_BYTES, 0, "memory.current" },
+	[MEM_COL_ANON] = { "anon_bytes", "ANON", COL_BYTES, 0, "anonymous memory" },
+	[MEM_COL_FILE] = { "file_bytes", "FILE", COL_BYTES, 0, "page cache" },
+	[MEM_COL_SWAP] =
+		{ "swap_bytes", "SWAP", COL_BYTES, 0, "memory.swap.current" },
+	[MEM_COL_MAX] =
+		{ "max_bytes", "MAX", COL_BYTES, 0, "memory.max (null: max)" },
+	[MEM_COL_HIGH] =
+		{ "high_bytes", "HIGH", COL_BYTES, 0, "memory.high (null: max)" },
+	[MEM_COL_OOM] = { "oom", "OOM", COL_U64, 0, "memory.events oom" },
+	[MEM_COL_KILLS] =
+		{ "oom_kill", "KILLS", COL_U64, 0, "memory.events oom_kill" },
+	/* plain: a percentage; JSON: hundredths of a percent */
+	[MEM_COL_SOME10] = { "psi_some_avg10_centipct", "SOME10", COL_U64, 0,
+		"memory pressure, some avg10 (%)" },
+	[MEM_COL_FULL10] = { "psi_full_avg10_centipct", "FULL10", COL_U64, 0,
+		"memory pressure, full avg10 (%)" },
+	[MEM_COL_PROCS] =
+		{ "procs", "PROCS", COL_U64, 0, "processes in the cgroup" },
+	[MEM_COL_ID] = { "id", "ID", COL_U64, COL_EXTRA, "the cgroup id" },
+	[MEM_COL_LEVEL] =
+		{ "level", "LEVEL", COL_U64, COL_EXTRA, "depth below the root" },
+};
+
+const struct listing memcg_listing = { list_cols, MEM_NR_COLS };
+
+/*
+ * Where column @col of list_cols is in the table: in a tree the path
+ * column comes last (memcg_list()).
+ */
+static unsigned int col_at(bool tree, unsigned int col)
+{
+	if (!tree)
+		return col;
+	return col == MEM_COL_PATH ? MEM_NR_COLS - 1 : col - 1;
+}
+
 /*
  * PSI cells: plain "1.25" (percent, right-aligned), JSON hundredths of a
  * percent as an integer (output.h has no fractional numbers), null if the
  * kernel keeps no PSI for the cgroup.
  */
-static void table_psi(struct table *t, const struct memcg_record *r, int full)
+static void table_psi(struct table *t, unsigned int col,
+		      const struct memcg_record *r, int full)
 {
 	char buf[32];
 	uint64_t v = psi_centipct(r->psi_avg[full][0]);
 
 	if (!(r->flags & MEMCG_REC_PSI))
-		table_str(t, NULL);
+		table_str(t, col, NULL);
 	else
-		table_u64_as(t, v, fmt_centipct(v, buf, sizeof(buf)));
+		table_u64_as(t, col, v, fmt_centipct(v, buf, sizeof(buf)));
 }
 
-/* memcg list's columns: the one model of its text and JSON output */
-static const struct col list_cols[] = {
-	{ "path", "PATH", COL_STR, 0, "the cgroup (in a tree: its name)" },
-	{ "current_bytes", "CURRENT", COL_BYTES, 0, "memory.current" },
-	{ "anon_bytes", "ANON", COL_BYTES, 0, "anonymous memory" },
-	{ "file_bytes", "FILE", COL_BYTES, 0, "page cache" },
-	{ "swap_bytes", "SWAP", COL_BYTES, 0, "memory.swap.current" },
-	{ "max_bytes", "MAX", COL_BYTES, 0, "memory.max (null: max)" },
-	{ "high_bytes", "HIGH", COL_BYTES, 0, "memory.high (null: max)" },
-	{ "oom", "OOM", COL_U64, 0, "memory.events oom" },
-	{ "oom_kill", "KILLS", COL_U64, 0, "memory.events oom_kill" },
-	/* plain: a percentage; JSON: hundredths of a percent */
-	{ "psi_some_avg10_centipct", "SOME10", COL_U64, 0,
-	  "memory pressure, some avg10 (%)" },
-	{ "psi_full_avg10_centipct", "FULL10", COL_U64, 0,
-	  "memory pressure, full avg10 (%)" },
-	{ "procs", "PROCS", COL_U64, 0, "processes in the cgroup" },
-	{ "id", "ID", COL_U64, COL_EXTRA, "the cgroup id" },
-	{ "level", "LEVEL", COL_U64, COL_EXTRA, "depth below the root" },
-};
-#define NR_COLS	(sizeof(list_cols) / sizeof(*list_cols))
-
-const struct listing memcg_listing = { list_cols, NR_COLS };
-
-/* The cells of one row in list_cols' order, from CURRENT on */
-static void table_memcg(struct table *t, const struct memcg_record *r)
+/* The cells of one row but its path */
+static void table_memcg(struct table *t, bool tree, const struct memcg_record *r)
 {
-	table_bytes(t, pages_bytes(r->usage));
-	table_bytes(t, pages_bytes(r->anon));
-	table_bytes(t, pages_bytes(r->file));
-	table_bytes(t, pages_bytes(r->swap));
-	table_bytes(t, limit_bytes(r->max));
-	table_bytes(t, limit_bytes(r->high));
-	table_u64(t, r->events[MEMCG_EV_OOM]);
-	table_u64(t, r->events[MEMCG_EV_OOM_KILL]);
-	table_psi(t, r, 0);
-	table_psi(t, r, 1);
-	table_u64(t, r->nr_procs);
-	table_u64(t, r->id);
-	table_u64(t, r->level);
+	table_bytes(t, col_at(tree, MEM_COL_CURRENT), pages_bytes(r->usage));
+	table_bytes(t, col_at(tree, MEM_COL_ANON), pages_bytes(r->anon));
+	table_bytes(t, col_at(tree, MEM_COL_FILE), pages_bytes(r->file));
+	table_bytes(t, col_at(tree, MEM_COL_SWAP), pages_bytes(r->swap));
+	table_bytes(t, col_at(tree, MEM_COL_MAX), limit_bytes(r->max));
+	table_bytes(t, col_at(tree, MEM_COL_HIGH), limit_bytes(r->high));
+	table_u64(t, col_at(tree, MEM_COL_OOM), r->events[MEMCG_EV_OOM]);
+	table_u64(t, col_at(tree, MEM_COL_KILLS), r->events[MEMCG_EV_OOM_KILL]);
+	table_psi(t, col_at(tree, MEM_COL_SOME10), r, 0);
+	table_psi(t, col_at(tree, MEM_COL_FULL10), r, 1);
+	table_u64(t, col_at(tree, MEM_COL_PROCS), r->nr_procs);
+	table_u64(t, col_at(tree, MEM_COL_ID), r->id);
+	table_u64(t, col_at(tree, MEM_COL_LEVEL), r->level);
 }
 
 /*
@@ -117,7 +143,7 @@ static void table_memcg(struct table *t, const struct memcg_record *r)
 int memcg_list(const struct memcg_list_opts *opts)
 {
 	bool tree = opts->tree && out_draws_trees();
-	struct col cols[NR_COLS];
+	struct col cols[MEM_NR_COLS];
 	struct walk w = {};
 	struct node *nodes;
 	struct table *t;
@@ -138,26 +164,21 @@ int memcg_list(const struct memcg_list_opts *opts)
 		goto out;
 	}
 
-	memcpy(cols, list_cols, sizeof(cols));
+	for (i = 0; i < MEM_NR_COLS; i++)
+		cols[col_at(tree, i)] = list_cols[i];
 	if (tree) {
-		/* the path column last, its cell filled last */
-		memmove(cols, cols + 1, sizeof(cols) - sizeof(*cols));
-		cols[NR_COLS - 1] = list_cols[0];
-		cols[NR_COLS - 1].header = "CGROUP";
-		cols[NR_COLS - 1].flags |= COL_TREE;
+		cols[col_at(tree, MEM_COL_PATH)].header = "CGROUP";
+		cols[col_at(tree, MEM_COL_PATH)].flags |= COL_TREE;
 	}
-	t = table_open("memcgs", cols, NR_COLS);
+	t = table_open("memcgs", cols, MEM_NR_COLS);
 	for (i = 0; i < n; i++) {
 		const char *path = nodes[i].path;
 
 		table_row_at(t, nodes[i].depth);
 		if (tree && nodes[i].depth)
 			path = strrchr(path, '/') + 1;
-		if (!tree)
-			table_str(t, path);
-		table_memcg(t, nodes[i].rec);
-		if (tree)
-			table_str(t, path);
+		table_str(t, col_at(tree, MEM_COL_PATH), path);
+		table_memcg(t, tree, nodes[i].rec);
 		free(nodes[i].path);
 	}
 	table_close(t);

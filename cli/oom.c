@@ -1,9 +1,29 @@
 /* oomctl oom: declare an OOM by hand, as a policy or a PSI trigger would. */
 #include <errno.h>
 
-#include "backend.h"
+#include "main.h"
 
 static int do_help(int argc, char **argv);
+
+static int declare(const struct oom_declare_opts *opts)
+{
+	struct oom_declared res;
+	int err = oom_declare(opts, &res);
+
+	if (err)
+		return err;
+	out_str("scope", "declared an OOM in %s", opts->cg ? opts->cg->path : "the system");
+	/* plain: the verdict; the boolean itself only in JSON */
+	out_str(NULL, ": %s\n", res.handled ? "handled" : "nothing could be freed");
+	out_bool("handled", NULL, res.handled);
+	out_open_array("kills");
+	for (int i = 0; i < res.nr_kills; i++)
+		event_print(&res.kills[i]);
+	out_close();
+	if (res.handled && !res.nr_kills)
+		p_info("no kill was recorded: memory was freed otherwise (a dying task, a notifier)");
+	return 0;
+}
 
 static int do_declare(int argc, char **argv)
 {
@@ -55,7 +75,7 @@ static int do_declare(int argc, char **argv)
 
 	if (opts.cg && (err = cgroup_resolve(&cg)))
 		return err;
-	return cmd_backend(oom_declare(&opts));
+	return cmd_backend(declare(&opts));
 }
 
 /* help first: a bare `oomctl oom` must not declare a system-wide OOM */

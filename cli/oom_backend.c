@@ -1,6 +1,6 @@
 /*
  * oom declare: run bpf_out_of_memory() through the oom_declare syscall
- * program and tell what the OOM handling did, from the event log.
+ * program and find what the OOM handling did, in the event log.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,7 +43,7 @@ static bool panic_forbids(const struct oom_declare_opts *opts)
 	return true;
 }
 
-int oom_declare(const struct oom_declare_opts *opts)
+int oom_declare(const struct oom_declare_opts *opts, struct oom_declared *res)
 {
 	static struct oom_event evs[OOM_EVENTS_MAX];
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
@@ -54,7 +54,7 @@ int oom_declare(const struct oom_declare_opts *opts)
 	struct timespec step = { .tv_nsec = WAIT_STEP_MS * 1000000L };
 	struct oom_declare_bpf *skel;
 	uint64_t before, head;
-	int err, n, waited = 0, kills = 0;
+	int err, n, waited = 0;
 
 	err = state_init() ?: recorder_ensure();
 	if (err)
@@ -120,20 +120,13 @@ int oom_declare(const struct oom_declare_opts *opts)
 		}
 	}
 
-	out_str("scope", "declared an OOM in %s", opts->cg ? opts->cg->path : "the system");
-	/* plain: the verdict; the boolean itself only in JSON */
-	out_str(NULL, ": %s\n", args.ret ? "handled" : "nothing could be freed");
-	out_bool("handled", NULL, args.ret);
+	res->handled = args.ret;
+	res->kills = evs;
+	res->nr_kills = 0;
 	n = events_read(before, evs, OOM_EVENTS_MAX, &head);
-	out_open_array("kills");
 	for (int i = 0; i < n; i++)
-		if (evs[i].type == OOM_EVENT_KILL || evs[i].type == OOM_EVENT_DRY_RUN) {
-			event_print(&evs[i]);
-			kills++;
-		}
-	out_close();
-	if (args.ret && !kills)
-		p_info("no kill was recorded: memory was freed otherwise (a dying task, a notifier)");
+		if (evs[i].type == OOM_EVENT_KILL || evs[i].type == OOM_EVENT_DRY_RUN)
+			evs[res->nr_kills++] = evs[i];
 	err = 0;
 out:
 	oom_declare_bpf__destroy(skel);

@@ -16,6 +16,8 @@ bool json_output;
 bool pretty_output;
 const char *out_columns;
 bool out_noheadings;
+bool out_raw;
+bool out_exact_bytes;
 
 #define OUT_DEPTH_MAX	16
 
@@ -254,7 +256,13 @@ void out_bool(const char *key, const char *fmt, bool val)
 
 static const char *bytes_str(uint64_t bytes, char *buf, size_t size)
 {
-	return bytes == OUT_BYTES_MAX ? "max" : fmt_bytes(bytes, buf, size);
+	if (bytes == OUT_BYTES_MAX)
+		return "max";
+	if (out_exact_bytes) {
+		snprintf(buf, size, "%" PRIu64, bytes);
+		return buf;
+	}
+	return fmt_bytes(bytes, buf, size);
 }
 
 void out_bytes(const char *key, const char *fmt, uint64_t bytes)
@@ -389,8 +397,11 @@ int out_columns_check(const struct listing *l)
 struct table {
 	const struct col *cols;
 	unsigned int ncols;
-	unsigned int col;	/* next cell of the current row */
 	bool row_open;
+	/* JSON: the current row's cells (null is a value too), added in the
+	 * model's order */
+	struct json_object **vals;
+	bool *set;
 	int *pos;		/* model column -> shown column, or -1 */
 	unsigned int nshown;
 	/* plain mode */
@@ -432,6 +443,10 @@ struct table *table_open(const char *key, const struct col *cols,
 	*t = (struct table){ .cols = cols, .ncols = ncols };
 	table_pick(t);
 	if (json_output) {
+		t->vals = xrealloc(NULL, ncols * sizeof(*t->vals));
+		memset(t->vals, 0, ncols * sizeof(*t->vals));
+		t->set = xrealloc(NULL, ncols * sizeof(*t->set));
+		memset(t->set, 0, ncols * sizeof(*t->set));
 		out_open_array(key);
 		return t;
 	}
@@ -440,9 +455,10 @@ struct table *table_open(const char *key, const struct col *cols,
 		fputs("Error: out of memory\n", stderr);
 		exit(EXIT_FAILURE);
 	}
-	/* two blanks between columns, as oomctl always printed them */
-	scols_table_set_column_separator(t->tb, "  ");
+	/* two blanks between columns, as oomctl always printed them; -r one */
+	scols_table_set_column_separator(t->tb, out_raw ? " " : "  ");
 	scols_table_enable_noheadings(t->tb, out_noheadings);
+	scols_table_enable_raw(t->tb, out_raw);
 	for (k = 0; k < t->nshown; k++)
 		for (i = 0; i < ncols; i++) {
 			int fl = 0;
@@ -462,14 +478,27 @@ struct table *table_open(const char *key, const struct col *cols,
 	return t;
 }
 
+/* JSON: the open row's cells, in the model's order, and its end */
+static void json_row_close(struct table *t)
+{
+	if (!t->row_open)
+		return;
+	for (unsigned int i = 0; i < t->ncols; i++)
+		if (t->set[i]) {
+			json_add(t->cols[i].key, t->vals[i]);
+			t->vals[i] = NULL;
+			t->set[i] = false;
+		}
+	out_close();
+	t->row_open = false;
+}
+
 static void table_new_row(struct table *t, struct libscols_line *parent)
 {
 	unsigned int i;
 
-	t->col = 0;
 	if (json_output) {
-		if (t->row_open)
-			out_close();
+		json_row_close(t);
 		out_open_object(NULL);
 		t->row_open = true;
 		return;
@@ -507,56 +536,58 @@ void table_row_at(struct table *t, unsigned int level)
 	t->at[level] = t->ln;
 }
 
-/* Next cell: JSON @val under the column's key, or plain @s in the line */
-static void table_cell(struct table *t, struct json_object *val, const char *s)
+/* Cell @col: JSON @val under the column's key, or plain @s in the line */
+static void table_cell(struct table *t, unsigned int col,
+		       struct json_object *val, const char *s)
 {
-	unsigned int i = t->col++;
-
-	if (i >= t->ncols || !t->row_open || t->pos[i] < 0) {
-		/* not shown, or a caller bug: more cells than columns, or
-		 * no table_row() */
+	if (col >= t->ncols || !t->row_open || t->pos[col] < 0) {
+		/* not shown, or a caller bug: no such column, or no
+		 * table_row() */
 		json_object_put(val);
 		return;
 	}
-	if (json_output)
-		json_add(t->cols[i].key, val);
-	else
-		scols_line_set_data(t->ln, t->pos[i], s ?: "-");
+	if (json_output) {
+		json_object_put(t->vals[col]);	/* set twice: the last */
+		t->vals[col] = val;
+		t->set[col] = true;
+	} else {
+		scols_line_set_data(t->ln, t->pos[col], s ?: "-");
+	}
 }
 
-void table_str(struct table *t, const char *val)
+void table_str(struct table *t, unsigned int col, const char *val)
 {
 	/* A text cell libsmartcols copies and encodes itself, as \xNN too */
 	char *clean = json_output && val ? clean_text(val) : NULL;
 
 	val = clean ?: val;
-	table_cell(t, json_output && val ? json_object_new_string(val) : NULL,
+	table_cell(t, col, json_output && val ? json_object_new_string(val) : NULL,
 		   val ?: "-");
 	free(clean);
 }
 
-void table_u64(struct table *t, uint64_t val)
+void table_u64(struct table *t, unsigned int col, uint64_t val)
 {
 	char s[24];
 
 	snprintf(s, sizeof(s), "%" PRIu64, val);
-	table_cell(t, json_output ? json_object_new_uint64(val) : NULL, s);
+	table_cell(t, col, json_output ? json_object_new_uint64(val) : NULL, s);
 }
 
-void table_bytes(struct table *t, uint64_t bytes)
+void table_bytes(struct table *t, unsigned int col, uint64_t bytes)
 {
 	char s[FMT_BYTES_LEN];
 
-	table_cell(t, json_output && bytes != OUT_BYTES_MAX ?
+	table_cell(t, col, json_output && bytes != OUT_BYTES_MAX ?
 		   json_object_new_uint64(bytes) : NULL,
 		   bytes_str(bytes, s, sizeof(s)));
 }
 
-void table_usec(struct table *t, uint64_t usec)
+void table_usec(struct table *t, unsigned int col, uint64_t usec)
 {
 	char s[FMT_USEC_LEN];
 
-	table_cell(t, json_output ? json_object_new_uint64(usec) : NULL,
+	table_cell(t, col, json_output ? json_object_new_uint64(usec) : NULL,
 		   fmt_usec(usec, s, sizeof(s)));
 }
 
@@ -565,18 +596,20 @@ bool out_draws_trees(void)
 	return !json_output;
 }
 
-void table_time(struct table *t, uint64_t ns)
+void table_time(struct table *t, unsigned int col, uint64_t ns)
 {
 	char s[FMT_TIME_LEN];
 
-	table_cell(t, json_output ?
+	table_cell(t, col, json_output ?
 		   json_object_new_string(fmt_time_iso(ns, s, sizeof(s))) : NULL,
 		   json_output ? NULL : fmt_time_local(ns, s, sizeof(s)));
 }
 
-void table_u64_as(struct table *t, uint64_t val, const char *text)
+void table_u64_as(struct table *t, unsigned int col, uint64_t val,
+		  const char *text)
 {
-	table_cell(t, json_output ? json_object_new_uint64(val) : NULL, text);
+	table_cell(t, col, json_output ? json_object_new_uint64(val) : NULL,
+		   text);
 }
 
 /*
@@ -599,8 +632,7 @@ static void table_print(struct libscols_table *tb)
 void table_close(struct table *t)
 {
 	if (json_output) {
-		if (t->row_open)
-			out_close();
+		json_row_close(t);
 		out_close();
 	} else {
 		table_print(t->tb);
@@ -608,5 +640,7 @@ void table_close(struct table *t)
 	}
 	free(t->at);
 	free(t->pos);
+	free(t->vals);
+	free(t->set);
 	free(t);
 }

@@ -74,9 +74,10 @@ void out_finish(void);
  * which both renderings come. Plain mode is libsmartcols: aligned columns
  * under a header, numbers right-aligned, display widths of UTF-8 and tree
  * branches (COL_TREE) done by the library. JSON mode makes an array (under
- * @key) of objects keyed by the column keys. Cells are filled left to right
- * in the model's order after table_row(); table_str(NULL) is "-" / null in
- * any column. -o/--output (out_columns) picks and orders the columns of
+ * @key) of objects keyed by the column keys, in the model's order. Cells
+ * are filled by column: @col is the index of the cell's column in the
+ * model (its enum), in any order after table_row(); a cell left unset,
+ * or table_str(NULL), is "-" / null in any column. -o/--output (out_columns) picks and orders the columns of
  * both renderings; without it plain shows the columns not marked
  * COL_EXTRA and JSON shows them all. -n/--noheadings drops the header.
  */
@@ -107,6 +108,11 @@ struct listing {
 
 extern const char *out_columns;	/* -o: comma-separated column names */
 extern bool out_noheadings;	/* -n */
+/* -r: plain tables unaligned, one space between cells, as lsblk -r: the
+ * blanks and unprintable bytes of a cell as \xNN */
+extern bool out_raw;
+/* -b: sizes in bytes, not 1.5G, in plain text (JSON has bytes anyway) */
+extern bool out_exact_bytes;
 
 /*
  * Check -o against @l: 0 if it is absent or names only columns of @l;
@@ -125,18 +131,19 @@ void table_row(struct table *t);
  * last row opened at @depth - 1 (rows come in pre-order).
  */
 void table_row_at(struct table *t, unsigned int depth);
-void table_str(struct table *t, const char *val);
-void table_u64(struct table *t, uint64_t val);
-void table_bytes(struct table *t, uint64_t bytes);
-void table_usec(struct table *t, uint64_t usec);
+void table_str(struct table *t, unsigned int col, const char *val);
+void table_u64(struct table *t, unsigned int col, uint64_t val);
+void table_bytes(struct table *t, unsigned int col, uint64_t bytes);
+void table_usec(struct table *t, unsigned int col, uint64_t usec);
 /*
  * Whether rows may be drawn as a tree: plain text can; JSON gives every
  * row its id and level instead.
  */
 bool out_draws_trees(void);
 /* as out_time() and out_u64_as() */
-void table_time(struct table *t, uint64_t ns);
-void table_u64_as(struct table *t, uint64_t val, const char *text);
+void table_time(struct table *t, unsigned int col, uint64_t ns);
+void table_u64_as(struct table *t, unsigned int col, uint64_t val,
+		  const char *text);
 void table_close(struct table *t);
 
 #endif /* OOMCTL_OUTPUT_H */

@@ -169,6 +169,15 @@ const char *psi_stall_str(enum psi_stall type)
 	return type == PSI_FULL ? "full" : "some";
 }
 
+void psi_state_names(uint32_t state, const char **resource, const char **kind)
+{
+	static const char * const resources[] = { "io", "memory", "cpu" };
+	bool known = state < 2 * sizeof(resources) / sizeof(*resources);
+
+	*resource = known ? resources[state / 2] : "unknown";
+	*kind = known ? psi_stall_str(state & 1 ? PSI_FULL : PSI_SOME) : "unknown";
+}
+
 int psi_trigger_check(uint64_t stall_us, uint64_t window_us)
 {
 	if (window_us < PSI_WINDOW_MIN_US || window_us > PSI_WINDOW_MAX_US)

@@ -61,6 +61,14 @@ enum psi_stall {
 int parse_psi_stall(const char *s, enum psi_stall *type);
 const char *psi_stall_str(enum psi_stall type);
 
+/*
+ * A value of the kernel's enum psi_states, as the event log records it (a
+ * PSI event's trigger), named: its resource ("io", "memory", "cpu") and
+ * its kind ("some", "full"), "unknown" past them. The one copy of that
+ * order: PSI_IO_SOME, PSI_IO_FULL, PSI_MEM_SOME, ..., PSI_CPU_FULL.
+ */
+void psi_state_names(uint32_t state, const char **resource, const char **kind);
+
 /* The kernel takes windows up to 10 s (WINDOW_MAX_US); below 500 ms it
  * would poll every few ms, so oomctl keeps the old 500 ms floor. */
 #define PSI_WINDOW_MIN_US	500000ULL
@@ -112,7 +120,7 @@ int cgroup_path_norm(const char *cgroupfs, const char *arg, char *buf,
 int cgroup_id_from_path(const char *path, uint64_t *id);
 
 /* "0", "1023", "4.0K", "312M", "1.5G": like ls -h, binary units */
-#define FMT_BYTES_LEN	16
+#define FMT_BYTES_LEN	24	/* also -b's 20 digits */
 char *fmt_bytes(uint64_t bytes, char *buf, size_t size);
 
 /* "0", "500us", "1.5ms", "2s": exact, so parse_duration() reads it back */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "backend.h"
+#include "main.h"
 
 static int do_help(int argc, char **argv);
 
@@ -31,7 +31,7 @@ static int do_list(int argc, char **argv)
 {
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
-	return cmd_backend(policy_list());
+	return cmd_backend(policy_list_print());
 }
 
 /* VERB NAME: exactly one valid policy name, then @fn(name) */
@@ -53,7 +53,17 @@ static int with_name(int argc, char **argv, int (*fn)(const char *name))
 
 static int do_show(int argc, char **argv)
 {
-	return with_name(argc, argv, policy_show);
+	return with_name(argc, argv, policy_show_print);
+}
+
+static int attach(const struct policy_attach_opts *opts)
+{
+	struct policy_attached res;
+	int err = policy_attach(opts, &res);
+
+	if (!err)
+		policy_attached_print(&res, opts->dry_run);
+	return err;
 }
 
 static int do_attach(int argc, char **argv)
@@ -117,12 +127,21 @@ static int do_attach(int argc, char **argv)
 	}
 	if (opts.scope && (err = cgroup_resolve(&scope)))
 		return err;
-	return cmd_backend(policy_attach(&opts));
+	return cmd_backend(attach(&opts));
+}
+
+static int detach(const char *name)
+{
+	int err = policy_detach(name);
+
+	if (!err)
+		policy_detached_print(name);
+	return err;
 }
 
 static int do_detach(int argc, char **argv)
 {
-	return with_name(argc, argv, policy_detach);
+	return with_name(argc, argv, detach);
 }
 
 /*
@@ -152,7 +171,7 @@ static int do_explain(int argc, char **argv)
 		return OOMCTL_EXIT_USAGE;
 	if (opts.oom && (err = cgroup_resolve(&oom)))
 		return err;
-	return cmd_backend(policy_explain(&opts));
+	return cmd_backend(policy_explain_print(&opts));
 }
 
 static const struct cmd cmds[] = {

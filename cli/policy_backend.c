@@ -355,19 +355,13 @@ static int attach_ops(struct bpf_map *map, enum policy_hook hook,
 		return err;
 	}
 	snprintf(pin, sizeof(pin), "%s/%s", dir, bpf_map__name(map));
-	err = bpf_link__pin(link, pin);
-	if (!err && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
+	if (!bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len))
 		*link_id = *link_id ?: info.id;
-	if (!err)
-		link_pinned_release(link);
-	else
-		bpf_link__destroy(link);
-	if (err)
-		p_err("cannot pin %s: %s", pin, strerror(-err));
-	return err;
+	return link_pin_release(link, pin);
 }
 
-int policy_attach(const struct policy_attach_opts *opts)
+int policy_attach(const struct policy_attach_opts *opts,
+		  struct policy_attached *res)
 {
 	struct policy_meta meta = {}, other;
 	char dir[PATH_MAX], pin[PATH_MAX + 64];
@@ -546,19 +540,13 @@ int policy_attach(const struct policy_attach_opts *opts)
 			goto unpin;
 		}
 		snprintf(pin, sizeof(pin), "%s/%s", dir, bpf_program__name(prog));
-		err = bpf_link__pin(link, pin);
-		if (!err && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
+		if (!bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
 			link_id = link_id ?: info.id;
 			prog_id = prog_id ?: info.prog_id;
 		}
-		if (!err)
-			link_pinned_release(link);
-		else
-			bpf_link__destroy(link);
-		if (err) {
-			p_err("cannot pin %s: %s", pin, strerror(-err));
+		err = link_pin_release(link, pin);
+		if (err)
 			goto unpin;
-		}
 	}
 	bpf_object__for_each_map(map, obj) {
 		enum policy_hook hook = ops_map_hook(obj, map);
@@ -607,13 +595,9 @@ int policy_attach(const struct policy_attach_opts *opts)
 		goto unpin;
 	}
 
-	out_str("name", "attached policy %s", meta.name);
-	out_u64("prog_id", " (prog id %s", prog_id);
-	out_u64("link_id", ", link id %s)", link_id);
-	out_bool("dry_run", NULL, opts->dry_run);
-	if (opts->dry_run)
-		out_text(", dry-run: it logs victims and kills nothing");
-	out_newline();
+	snprintf(res->name, sizeof(res->name), "%s", meta.name);
+	res->prog_id = prog_id;
+	res->link_id = link_id;
 	goto out;
 unpin:
 	unpin_policy(meta.name);
@@ -653,10 +637,6 @@ int policy_detach(const char *name)
 		close(reg);
 	scope_path_drop(name);
 	policy_cgroup_set(&meta, false);
-	if (!err) {
-		out_str("detached", "detached policy %s", name);
-		out_newline();
-	}
 	return err;
 }
 
@@ -734,87 +714,39 @@ void policy_stats(const struct policy_meta *meta, struct policy_stats *st)
 	}
 }
 
-static const char *hooks_str(uint32_t hooks)
-{
-	switch (hooks) {
-	case HOOK_OOM: return "oom";
-	case HOOK_PSI: return "psi";
-	default: return "oom+psi";
-	}
-}
-
-/* policy list's columns: the one model of its text and JSON output */
-static const struct col list_cols[] = {
-	{ "name", "NAME", COL_STR, 0, "the policy's name" },
-	{ "hook", "HOOK", COL_STR, 0, "oom, psi or oom+psi" },
-	{ "prog_id", "PROG", COL_U64, 0, "the BPF program id" },
-	{ "attached", "ATTACHED", COL_STR, 0, "when it was attached" },
-	{ "scope", "SCOPE", COL_STR, 0, "its cgroup, or system" },
-	{ "mode", "MODE", COL_STR, 0,
-	  "kill, dry-run, incomplete (its attach was interrupted: detach it), or orphaned (its scope was removed: it applies nowhere)" },
-	{ "runs", "RUNS", COL_U64, 0, "times the kernel ran it" },
-	{ "kills", "KILLS", COL_U64, 0, "processes it killed" },
-};
-
-const struct listing policy_listing = {
-	list_cols, sizeof(list_cols) / sizeof(*list_cols)
-};
-
 /*
  * Its scope's path in @buf, or "system"; *@orphaned if that cgroup was
  * removed. The link holds the removed cgroup, so the kernel reaches the
  * policy no more, even once a cgroup of the same path is made again, as a
  * systemd unit's restart does. Named by the path it had at attach.
  */
-static const char *scope_of(const struct policy_meta *meta, char *buf,
-			    size_t size, bool *orphaned)
+static void scope_of(const struct policy_meta *meta, char *buf, size_t size,
+		     bool *orphaned)
 {
 	*orphaned = false;
-	if (!meta->scope_id)
-		return "system";
+	if (!meta->scope_id) {
+		snprintf(buf, size, "system");
+		return;
+	}
 	cgroup_path_of_id(meta->scope_id, buf, size);
 	if (buf[0] == '(') {
 		*orphaned = true;
 		scope_path_get(meta->name, buf, size);
 	}
-	return buf;
 }
 
-/* Said on every listing of an orphaned policy: it protects nothing */
-static void orphan_warn(const struct policy_meta *meta, const char *path)
+static void policy_info_fill(const struct policy_meta *meta,
+			     struct policy_info *info)
 {
-	char now[PATH_MAX];
-	struct cgroup_ref cg;
-
-	if (path[0] != '/') {
-		p_info("warning: policy %s applies nowhere: its scope, cgroup #%llu, was removed; detach it",
-		       meta->name, (unsigned long long)meta->scope_id);
-		return;
-	}
-	now[0] = '\0';
-	if (!cgroup_parse(path, &cg) && !cgroup_id_from_path(cg.fspath, &cg.id))
-		snprintf(now, sizeof(now), " (%s now is another cgroup: attach it there again, or run oomctl apply)",
-			 path);
-	p_info("warning: policy %s applies nowhere: its scope %s (cgroup #%llu) was removed%s; detach it",
-	       meta->name, path, (unsigned long long)meta->scope_id, now);
+	info->meta = *meta;
+	policy_stats(meta, &info->st);
+	scope_of(meta, info->scope, sizeof(info->scope), &info->orphaned);
 }
 
-static const char *policy_mode(const struct policy_meta *meta, bool orphaned)
-{
-	if (meta->flags & POLICY_ATTACHING)
-		return "incomplete";
-	if (orphaned)
-		return "orphaned";
-	return meta->flags & POLICY_DRY_RUN ? "dry-run" : "kill";
-}
-
-int policy_list(void)
+int policy_list(struct policy_info **infosp)
 {
 	struct policy_meta *metas;
-	struct policy_stats st;
-	char buf[PATH_MAX];
-	struct table *t;
-	bool *orphaned;
+	struct policy_info *infos;
 	int n, err;
 
 	err = state_init();
@@ -823,45 +755,22 @@ int policy_list(void)
 	n = registry_list(&metas);
 	if (n < 0)
 		return n;
-	orphaned = calloc(n ?: 1, sizeof(*orphaned));
-	if (!orphaned) {
+	infos = calloc(n ?: 1, sizeof(*infos));
+	if (!infos) {
 		free(metas);
 		p_err("out of memory");
 		return -ENOMEM;
 	}
-	t = table_open("policies", list_cols, policy_listing.ncols);
-	for (int i = 0; i < n; i++) {
-		policy_stats(&metas[i], &st);
-		table_row(t);
-		table_str(t, metas[i].name);
-		table_str(t, hooks_str(metas[i].hooks));
-		table_u64(t, st.prog_id);
-		table_time(t, metas[i].attach_time_ns);
-		table_str(t, scope_of(&metas[i], buf, sizeof(buf), &orphaned[i]));
-		table_str(t, policy_mode(&metas[i], orphaned[i]));
-		if (st.runs_known)
-			table_u64(t, st.runs);
-		else
-			table_str(t, NULL);
-		table_u64(t, st.kills);
-	}
-	table_close(t);
-	/* After the table, which a pager or a script reads first */
 	for (int i = 0; i < n; i++)
-		if (orphaned[i])
-			orphan_warn(&metas[i], scope_of(&metas[i], buf, sizeof(buf),
-							&orphaned[i]));
-	free(orphaned);
+		policy_info_fill(&metas[i], &infos[i]);
 	free(metas);
-	return 0;
+	*infosp = infos;
+	return n;
 }
 
-int policy_show(const char *name)
+int policy_show(const char *name, struct policy_info *info)
 {
 	struct policy_meta meta;
-	struct policy_stats st;
-	char buf[PATH_MAX];
-	bool orphaned;
 	int err;
 
 	err = state_init();
@@ -871,26 +780,6 @@ int policy_show(const char *name)
 		p_err("no policy named '%s' is attached (oomctl policy list)", name);
 		return -ENOENT;
 	}
-	policy_stats(&meta, &st);
-	out_str("name", "name:      %s\n", meta.name);
-	out_str("source", "source:    %s\n", meta.source);
-	out_str("hook", "hook:      %s\n", hooks_str(meta.hooks));
-	out_u64("prog_id", "prog id:   %s\n", st.prog_id);
-	out_u64("link_id", "link id:   %s\n", st.link_id);
-	out_u64("cookie", "cookie:    %s\n", meta.cookie);
-	out_time("attached", "attached:  %s\n", meta.attach_time_ns);
-	out_str("scope", "scope:     %s\n", scope_of(&meta, buf, sizeof(buf),
-							 &orphaned));
-	out_bool("dry_run", "dry-run:   %s\n", meta.flags & POLICY_DRY_RUN);
-	out_bool("incomplete", "incomplete: %s\n", meta.flags & POLICY_ATTACHING);
-	out_bool("orphaned", "orphaned:  %s\n", orphaned);
-	if (st.runs_known)
-		out_u64("runs", "runs:      %s\n", st.runs);
-	else
-		out_str("runs", "runs:      %s\n", NULL);
-	out_u64("missed", "missed:    %s\n", st.missed);
-	out_u64("kills", "kills:     %s\n", st.kills);
-	if (orphaned)
-		orphan_warn(&meta, buf);
+	policy_info_fill(&meta, info);
 	return 0;
 }

@@ -54,22 +54,10 @@ static bool name_in(const char *name, const char *const *names)
 	return false;
 }
 
-/* One policy's explanation */
-struct explained {
-	char name[POLICY_NAME_LEN];
-	const char *source;		/* "built-in" or a path */
-	bool attached, dry_run, state;	/* state: the attached policy's maps */
-	uint64_t scope_id;
-	struct oom_explain_args args;
-	struct oom_explain_record *recs;
-	size_t nr, cap;
-	bool oom;
-	char why[PATH_MAX + 256];	/* why it cannot be explained */
-};
 
 static int on_record(void *ctx, void *data, size_t size)
 {
-	struct explained *e = ctx;
+	struct policy_explained *e = ctx;
 	void *p;
 
 	if (size < sizeof(*e->recs))
@@ -90,7 +78,7 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /* Open @e's object: built-in by name, or the file it was attached from */
-static int explain_open(struct explained *e, struct bpf_object **objp)
+static int explain_open(struct policy_explained *e, struct bpf_object **objp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = e->name);
 	const char *builtin = policy_source_builtin(e->source, e->name);
@@ -130,7 +118,7 @@ static int explain_open(struct explained *e, struct bpf_object **objp)
 
 /* Run the explain program @prog_fd once, its records from @ring_fd into @e:
  * 0, or -errno with e->why */
-static int explain_collect(struct explained *e, int prog_fd, int ring_fd)
+static int explain_collect(struct policy_explained *e, int prog_fd, int ring_fd)
 {
 	struct ring_buffer *rb;
 	int err;
@@ -167,7 +155,7 @@ static int explain_collect(struct explained *e, int prog_fd, int ring_fd)
  * attached (policy_backend.c): the code that is attached, whatever has
  * become of its file since, with its maps.
  */
-static int explain_run_pinned(struct explained *e)
+static int explain_run_pinned(struct policy_explained *e)
 {
 	char path[PATH_MAX];
 	int prog_fd, ring_fd, err;
@@ -193,7 +181,7 @@ static int explain_run_pinned(struct explained *e)
 }
 
 /* Load @e's explain program and run it once: 0, or -errno reported */
-static int explain_run(struct explained *e)
+static int explain_run(struct policy_explained *e)
 {
 	struct bpf_program *prog, *explain = NULL;
 	struct bpf_object *obj = NULL;
@@ -271,157 +259,33 @@ static int rec_cmp(const void *a, const void *b)
 	return x->__pad < y->__pad ? -1 : x->__pad > y->__pad;
 }
 
-static const struct col cols[] = {
-	{ "rank", "RANK", COL_U64, 0, "order of preference; - if skipped" },
-	{ "cgroup", "CGROUP", COL_STR, 0, "the unit (leaf or oom.group cgroup)" },
-	{ "usage", "USAGE", COL_BYTES, 0, "memory as the policy compares it" },
-	{ "cache", "CACHE", COL_BYTES, 0, "page cache left out (largest-leaf)" },
-	{ "pgscan", "PGSCAN", COL_U64, 0, "pages reclaim scanned in the window (oomd)" },
-	{ "window_us", "WINDOW", COL_USEC, 0, "since the policy last looked (oomd)" },
-	{ "marks", "MARKS", COL_STR, 0, "empty (no task), protected (-1000), omit, avoid, group" },
-	{ "pid", "PID", COL_U64, 0, "the process it would kill" },
-	{ "comm", "COMM", COL_STR, 0, "its command" },
-};
-
-static const char *verdict_str(const struct explained *e)
-{
-	switch (e->args.verdict) {
-	case OOM_EXPLAIN_KILL:
-		return e->dry_run ? "dry-run" : "kill";
-	case OOM_EXPLAIN_NO_VICTIM:
-		return "no-victim";
-	case OOM_EXPLAIN_OUT_OF_SCOPE:
-		return "out-of-scope";
-	case OOM_EXPLAIN_DEFERS:
-		return "defers";
-	}
-	return "unknown";
-}
-
-/* Whether the hook would end the chain: it kills */
-static bool would_kill(const struct explained *e)
+bool policy_explained_kills(const struct policy_explained *e)
 {
 	return e->args.verdict == OOM_EXPLAIN_KILL && !e->dry_run;
 }
 
-static void print_marks(struct table *t, uint32_t flags)
+/* Run @e and rank its records for display: 0, or -errno with e->why */
+static int explain_rank(struct policy_explained *e)
 {
-	char buf[64] = "";
+	const struct oom_explain_args *a = &e->args;
+	int err = explain_run(e);
 
-	if (flags & OOM_EXPLAIN_EMPTY)
-		strcat(buf, ",empty");
-	if (flags & OOM_EXPLAIN_PROTECTED)
-		strcat(buf, ",protected");
-	if (flags & OOM_EXPLAIN_OMIT)
-		strcat(buf, ",omit");
-	if (flags & OOM_EXPLAIN_AVOID)
-		strcat(buf, ",avoid");
-	if (flags & OOM_EXPLAIN_GROUP)
-		strcat(buf, ",group");
-	table_str(t, buf[0] ? buf + 1 : NULL);
-}
-
-static void print_explained(struct explained *e, const char *status)
-{
-	const uint32_t skip = OOM_EXPLAIN_PROTECTED | OOM_EXPLAIN_OMIT |
-			      OOM_EXPLAIN_EMPTY;
-	struct oom_explain_args *a = &e->args;
-	char buf[PATH_MAX], txt[64];
-	bool pgscan = false;
-	uint64_t rank = 0;
-	struct table *t;
-
+	if (err) {
+		e->failed = true;
+		return err;
+	}
 	victim_unit = a->verdict == OOM_EXPLAIN_KILL ||
 		      a->verdict == OOM_EXPLAIN_DEFERS ? a->victim_cgroup_id : 0;
 	qsort(e->recs, e->nr, sizeof(*e->recs), rec_cmp);
-	for (size_t i = 0; i < e->nr; i++)
-		pgscan |= e->recs[i].flags & OOM_EXPLAIN_PGSCAN;
-
-	out_open_object(NULL);
-	out_str("name", "%s", e->name);
-	out_str("source", NULL, e->source);
-	out_bool("attached", NULL, e->attached);
-	out_text(e->attached ? " (attached" : " (not attached");
-	out_str("scope", ", scope %s", e->scope_id ?
-		cgroup_path_of_id(e->scope_id, buf, sizeof(buf)) : "system");
-	out_str("mode", ", %s)", e->attached ? e->dry_run ? "dry-run" : "kill" :
-		"kill");
-	out_str("verdict", ": %s", verdict_str(e));
-	out_str("status", NULL, status);
-	if (a->verdict == OOM_EXPLAIN_KILL || (a->verdict == OOM_EXPLAIN_DEFERS &&
-					       a->victim_pid)) {
-		out_open_object("victim");
-		out_u64("pid", ", would kill pid %s", a->victim_pid);
-		out_str("comm", " (%s)", a->victim_comm);
-		out_str("cgroup", " of %s", cgroup_path_of_id(a->victim_cgroup_id,
-							     buf, sizeof(buf)));
-		out_bytes("rss", ", rss %s", a->victim_rss);
-		out_close();
-	}
-	if (status)
-		out_text(" [%s]", status);
-	out_newline();
-	if (pgscan) {
-		/* the window is per unit; say where it comes from */
-		out_str("window", "  reclaim window: pgscan since the policy last looked at each unit (%s)\n",
-			e->state ? "the attached policy's state" : "since boot: no state of an attached oomd");
-	}
-	if (a->nr_lost) {
-		out_u64("lost", "  %s units not shown: the ring was full\n", a->nr_lost);
-	}
-	if (a->verdict == OOM_EXPLAIN_OUT_OF_SCOPE) {
-		out_close();
-		return;
-	}
-
-	t = table_open("candidates", cols, sizeof(cols) / sizeof(*cols));
-	for (size_t i = 0; i < e->nr; i++) {
-		struct oom_explain_record *r = &e->recs[i];
-		bool is_victim = victim_unit && r->cgroup_id == victim_unit &&
-				 !(r->flags & skip);
-
-		table_row(t);
-		if (r->flags & skip)
-			table_str(t, NULL);
-		else
-			table_u64(t, ++rank);
-		table_str(t, cgroup_path_of_id(r->cgroup_id, buf, sizeof(buf)));
-		table_bytes(t, r->usage);
-		if (r->flags & OOM_EXPLAIN_CACHE)
-			table_bytes(t, r->cache);
-		else
-			table_str(t, NULL);
-		if (r->flags & OOM_EXPLAIN_PGSCAN) {
-			uint64_t since = r->last_ns ? a->now_ns - r->last_ns : a->now_ns;
-
-			table_u64(t, r->pgscan_delta);
-			if (r->last_ns)
-				snprintf(txt, sizeof(txt), "%.1fs", since / 1e9);
-			else
-				snprintf(txt, sizeof(txt), "boot");
-			table_u64_as(t, since / 1000, txt);
-		} else {
-			table_str(t, NULL);
-			table_str(t, NULL);
-		}
-		print_marks(t, r->flags);
-		if (is_victim && a->victim_pid) {
-			table_u64(t, a->victim_pid);
-			table_str(t, a->victim_comm);
-		} else {
-			table_str(t, NULL);
-			table_str(t, NULL);
-		}
-	}
-	table_close(t);
-	out_close();
+	return 0;
 }
 
-static void explained_free(struct explained *e)
+void policy_explanation_free(struct policy_explanation *x)
 {
-	free(e->recs);
-	e->recs = NULL;
-	e->nr = e->cap = 0;
+	for (int i = 0; i < x->n; i++)
+		free(x->policies[i].recs);
+	free(x->policies);
+	memset(x, 0, sizeof(*x));
 }
 
 /* Whether the cgroup @inner is @outer or below it (0 and 1: the root) */
@@ -491,130 +355,124 @@ static int kernel_order(const void *a, const void *b)
 	       x->attach_time_ns > y->attach_time_ns ? -1 : 0;
 }
 
-int policy_explain(const struct policy_explain_opts *opts)
+static int explain_one(const struct policy_explain_opts *opts,
+		       struct policy_explanation *x)
 {
-	struct policy_meta *metas = NULL, meta;
-	struct explained e;
-	const char *actor = NULL, *unknown = NULL;
-	char buf[PATH_MAX];
-	int n = 0, err = 0, nr_oom = 0;
-	uint64_t oom_id = opts->oom && opts->oom->id > 1 ? opts->oom->id : 0;
+	struct policy_explained *e = x->policies;
+	struct policy_meta *metas, meta;
+	int n, err;
 
-	if (opts->name) {
-		memset(&e, 0, sizeof(e));
-		snprintf(e.name, sizeof(e.name), "%s", opts->name);
-		e.source = "built-in";
-		if (!registry_get(opts->name, &meta)) {
-			if (!(meta.hooks & HOOK_OOM)) {
-				p_err("policy %s has no OOM hook: there is nothing to explain",
+	snprintf(e->name, sizeof(e->name), "%s", opts->name);
+	snprintf(e->source, sizeof(e->source), "built-in");
+	if (!registry_get(opts->name, &meta)) {
+		if (!(meta.hooks & HOOK_OOM)) {
+			p_err("policy %s has no OOM hook: there is nothing to explain",
+			      opts->name);
+			return -EINVAL;
+		}
+		e->attached = true;
+		e->dry_run = meta.flags & POLICY_DRY_RUN;
+		e->scope_id = meta.scope_id;
+		snprintf(e->source, sizeof(e->source), "%s", meta.source);
+	} else {
+		bool builtin = false;
+
+		for (size_t i = 0; i < sizeof(explainable) / sizeof(*explainable); i++)
+			builtin |= !strcmp(explainable[i].name, opts->name);
+		if (!builtin) {
+			char names[256];
+
+			if (strstr(policy_builtin_names(",", names, sizeof(names)),
+				   opts->name))
+				p_err("policy %s chooses no OOM victim: there is nothing to explain",
 				      opts->name);
-				return -EINVAL;
-			}
-			e.attached = true;
-			e.dry_run = meta.flags & POLICY_DRY_RUN;
-			e.scope_id = meta.scope_id;
-			e.source = meta.source;
-		} else {
-			bool builtin = false;
-
-			for (size_t i = 0; i < sizeof(explainable) / sizeof(*explainable); i++)
-				builtin |= !strcmp(explainable[i].name, opts->name);
-			if (!builtin) {
-				char names[256];
-
-				if (strstr(policy_builtin_names(",", names, sizeof(names)),
-					   opts->name))
-					p_err("policy %s chooses no OOM victim: there is nothing to explain",
-					      opts->name);
-				else
-					p_err("no policy named '%s' is attached, and it is no built-in one (%s)",
-					      opts->name,
-					      policy_builtin_names(", ", names, sizeof(names)));
-				return -ENOENT;
-			}
+			else
+				p_err("no policy named '%s' is attached, and it is no built-in one (%s)",
+				      opts->name,
+				      policy_builtin_names(", ", names, sizeof(names)));
+			return -ENOENT;
 		}
-		e.args.oom_cgroup_id = oom_id;
-		e.args.scope_id = e.scope_id;
-		if (e.attached) {
-			n = registry_list(&metas);
-			e.args.deeper = n > 0 && asked_before(metas, n, &meta, oom_id);
-			free(metas);
-			metas = NULL;
-		}
-		err = explain_run(&e);
-		if (err) {
-			p_err("%s", e.why);
-			explained_free(&e);
-			return err;
-		}
-		out_str("oom", "OOM: %s\n", oom_id ? opts->oom->path : "system-wide");
-		out_open_array("policies");
-		print_explained(&e, NULL);
-		out_close();
-		if (!would_kill(&e))
-			snprintf(buf, sizeof(buf), "not %s (%s)", e.name,
-				 verdict_str(&e));
-		out_str("would_act", "would act: %s\n",
-			would_kill(&e) ? e.name : buf);
-		explained_free(&e);
-		return 0;
 	}
+	e->args.oom_cgroup_id = x->oom_id;
+	e->args.scope_id = e->scope_id;
+	if (e->attached) {
+		n = registry_list(&metas);
+		e->args.deeper = n > 0 && asked_before(metas, n, &meta, x->oom_id);
+		if (n >= 0)
+			free(metas);
+	}
+	x->n = 1;
+	err = explain_rank(e);
+	if (err)
+		p_err("%s", e->why);
+	return err;
+}
+
+/* Every attached OOM policy, in the order the kernel would ask them */
+static int explain_all(struct policy_explanation *x)
+{
+	struct policy_meta *metas;
+	int n;
 
 	n = registry_list(&metas);
 	if (n < 0)
 		return n;
-	out_str("oom", "OOM: %s\n", oom_id ? opts->oom->path : "system-wide");
-	out_open_array("policies");
+	x->policies = calloc(n ?: 1, sizeof(*x->policies));
+	if (!x->policies) {
+		free(metas);
+		p_err("out of memory");
+		return -ENOMEM;
+	}
 	qsort(metas, n, sizeof(*metas), kernel_order);
 	for (int i = 0; i < n; i++) {
-		const char *status = NULL;
+		struct policy_explained *e = &x->policies[x->n];
 
 		if (!(metas[i].hooks & HOOK_OOM))
 			continue;
-		nr_oom++;
-		memset(&e, 0, sizeof(e));
-		snprintf(e.name, sizeof(e.name), "%s", metas[i].name);
-		e.source = metas[i].source;
-		e.attached = true;
-		e.dry_run = metas[i].flags & POLICY_DRY_RUN;
-		e.scope_id = metas[i].scope_id;
-		e.args.oom_cgroup_id = oom_id;
-		e.args.scope_id = e.scope_id;
-		e.args.deeper = asked_before(metas, n, &metas[i], oom_id);
-		if (actor || unknown)
-			status = "not reached";
-		err = explain_run(&e);
-		if (err) {
+		x->n++;
+		snprintf(e->name, sizeof(e->name), "%s", metas[i].name);
+		snprintf(e->source, sizeof(e->source), "%s", metas[i].source);
+		e->attached = true;
+		e->dry_run = metas[i].flags & POLICY_DRY_RUN;
+		e->scope_id = metas[i].scope_id;
+		e->args.oom_cgroup_id = x->oom_id;
+		e->args.scope_id = e->scope_id;
+		e->args.deeper = asked_before(metas, n, &metas[i], x->oom_id);
+		if (x->actor || x->unknown)
+			e->status = "not reached";
+		if (explain_rank(e)) {
 			/* the others are still explained; what acts is unknown
 			 * if the kernel would reach this one */
-			if (!actor && !unknown)
-				unknown = metas[i].name;
-			out_open_object(NULL);
-			out_str("name", "%s", e.name);
-			out_str("source", NULL, e.source);
-			out_str("verdict", ": %s", "unknown");
-			out_str("error", " (%s)\n", e.why);
-			out_close();
-			explained_free(&e);
-			err = 0;
+			if (!x->actor && !x->unknown)
+				x->unknown = e->name;
 			continue;
 		}
-		if (!actor && !unknown && would_kill(&e)) {
-			actor = metas[i].name;
-			status = "acts";
+		if (!x->actor && !x->unknown && policy_explained_kills(e)) {
+			x->actor = e->name;
+			e->status = "acts";
 		}
-		print_explained(&e, status);
-		explained_free(&e);
-	}
-	out_close();
-	if (!nr_oom)
-		out_text("no OOM policy is attached\n");
-	if (unknown) {
-		snprintf(buf, sizeof(buf), "unknown (%s cannot be explained)", unknown);
-		out_str("would_act", "would act: %s\n", buf);
-	} else {
-		out_str("would_act", "would act: %s\n", actor ?: "the kernel's OOM killer");
 	}
 	free(metas);
+	return 0;
+}
+
+int policy_explain(const struct policy_explain_opts *opts,
+		   struct policy_explanation *x)
+{
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	x->oom_id = opts->oom && opts->oom->id > 1 ? opts->oom->id : 0;
+	if (!opts->name)
+		return explain_all(x);
+	x->single = true;
+	x->policies = calloc(1, sizeof(*x->policies));
+	if (!x->policies) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	err = explain_one(opts, x);
+	if (err)
+		policy_explanation_free(x);
 	return err;
 }

@@ -25,11 +25,8 @@
 #include "psi_declare.skel.h"
 #include "psi_trigger.skel.h"
 
-#define BPF_TRIGGERS	"/proc/pressure/bpf_triggers"
 /* Where the handlers' links are pinned, by trigger id */
 #define PSI_HANDLERS_DIR	"psi"
-/* The name the handler registers (bpf/psi_declare.bpf.c) */
-#define PSI_DECLARE_NAME	"psi-declare"
 
 /*
  * A value of the kernel's enum psi_states (PSI_MEM_SOME, ...), read from
@@ -188,7 +185,8 @@ static void handlers_gc(const struct kernel_trigger *trs, int n)
 	closedir(d);
 }
 
-/* The handler's pin for trigger @id; 0 or -errno, reported */
+/* Pin the handler's @link for trigger @id, as link_pin_release() does:
+ * 0 or -errno, reported (and @link detached) */
 static int handler_pin(struct bpf_link *link, int id)
 {
 	char dir[PATH_MAX], pin[PATH_MAX + 32];
@@ -198,18 +196,14 @@ static int handler_pin(struct bpf_link *link, int id)
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		err = -errno;
 		p_err("cannot create %s: %s", dir, strerror(errno));
+		bpf_link__destroy(link);
 		return err;
 	}
 	snprintf(pin, sizeof(pin), "%s/%d", dir, id);
-	err = bpf_link__pin(link, pin);
-	if (err == -EEXIST) {
-		/* A handler whose trigger had this id went with its cgroup */
+	/* A handler whose trigger had this id went with its cgroup */
+	if (!access(pin, F_OK))
 		handler_detach(pin);
-		err = bpf_link__pin(link, pin);
-	}
-	if (err)
-		p_err("cannot pin %s: %s", pin, strerror(-err));
-	return err;
+	return link_pin_release(link, pin);
 }
 
 #define PSI_HANDLER_CAPS \
@@ -226,7 +220,7 @@ static bool psi_handler_capable(void)
  * Crash-safe without a registry: until the pin exists, only our fd holds the
  * link, and the kernel detaches it (destroying the trigger) when we die.
  */
-int psi_add(const struct psi_add_opts *opts)
+int psi_add(const struct psi_add_opts *opts, int *idp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	LIBBPF_OPTS(bpf_struct_ops_opts, attach_opts);
@@ -321,22 +315,10 @@ int psi_add(const struct psi_add_opts *opts)
 	}
 	id = skel->bss->trigger_id;
 	err = handler_pin(link, id);
-	if (!err)
-		link_pinned_release(link);
-	else
-		bpf_link__destroy(link);
 	if (err)
 		goto out;
 
-	if (opts->id)
-		*opts->id = id;
-	out_u64("id", "added trigger %s", id);
-	out_str("cgroup", " on %s:", opts->cg->path);
-	out_str("kind", " memory %s", psi_stall_str(opts->type));
-	out_usec("stall_us", " %s",  opts->stall_us);
-	out_usec("window_us", " per %s", opts->window_us);
-	out_usec("pause_us", ", pause %s after a kill", opts->pause_us);
-	out_newline();
+	*idp = id;
 out:
 	psi_declare_bpf__destroy(skel);
 	return err;
@@ -493,81 +475,56 @@ int psi_handler_read(int id, uint64_t *pause_us, uint64_t *paused)
 					   paused ?: &ignored) : err;
 }
 
-/* psi list's columns: the one model of its text and JSON output */
-static const struct col list_cols[] = {
-	{ "id", "ID", COL_U64, 0, "the trigger's id" },
-	{ "cgroup", "CGROUP", COL_STR, 0, "the cgroup it watches" },
-	{ "resource", "RESOURCE", COL_STR, 0, "memory, io or cpu" },
-	{ "kind", "KIND", COL_STR, 0, "some or full" },
-	{ "stall_us", "STALL", COL_USEC, 0, "stall time that fires it" },
-	{ "window_us", "WINDOW", COL_USEC, 0, "the window of the stall" },
-	{ "events", "EVENTS", COL_U64, 0, "times it fired" },
-	{ "pause_us", "PAUSE", COL_USEC, 0,
-	  "no OOM declared this long after a kill below it; - if unknown" },
-	{ "paused", "PAUSED", COL_U64, 0,
-	  "events on which the pause declared nothing; - if unknown" },
-	{ "owner", "OWNER", COL_STR, 0,
-	  "the PSI handler (bpf_psi_ops) it belongs to, - for a tool's" },
-};
-
-const struct listing psi_listing = {
-	list_cols, sizeof(list_cols) / sizeof(*list_cols)
-};
-
-int psi_list(void)
+int psi_list(struct psi_trigger_info **infosp)
 {
+	struct psi_trigger_info *infos;
 	struct kernel_trigger *trs;
-	char path[PATH_MAX];
-	uint64_t pause_us, paused;
-	struct table *t;
 	int n;
 
 	n = kernel_triggers_read(&trs);
 	if (n < 0)
 		return n;
-	t = table_open("triggers", list_cols, psi_listing.ncols);
-	for (int i = 0; i < n; i++) {
-		table_row(t);
-		table_u64(t, trs[i].id);
-		table_str(t, cgroup_path_of_id(trs[i].cgroup_id, path, sizeof(path)));
-		table_str(t, trs[i].resource);
-		table_str(t, trs[i].kind);
-		table_usec(t, trs[i].threshold_us);
-		table_usec(t, trs[i].window_us);
-		table_u64(t, trs[i].events);
-		if (!strcmp(trs[i].owner, PSI_DECLARE_NAME) &&
-		    !psi_handler_read(trs[i].id, &pause_us, &paused)) {
-			table_usec(t, pause_us);
-		} else {
-			table_str(t, NULL);
-			paused = UINT64_MAX;
-		}
-		if (paused != UINT64_MAX)
-			table_u64(t, paused);
-		else
-			table_str(t, NULL);
-		table_str(t, trs[i].owner[0] ? trs[i].owner : "-");
+	infos = calloc(n ?: 1, sizeof(*infos));
+	if (!infos) {
+		free(trs);
+		p_err("out of memory");
+		return -ENOMEM;
 	}
-	table_close(t);
+	for (int i = 0; i < n; i++) {
+		infos[i].k = trs[i];
+		infos[i].pause_us = infos[i].paused = UINT64_MAX;
+		if (!strcmp(trs[i].owner, PSI_DECLARE_NAME) &&
+		    psi_handler_read(trs[i].id, &infos[i].pause_us,
+				     &infos[i].paused))
+			infos[i].pause_us = infos[i].paused = UINT64_MAX;
+	}
 	free(trs);
-	return 0;
+	*infosp = infos;
+	return n;
 }
 
-int psi_del(const struct psi_del_opts *opts)
+int psi_del(const struct psi_del_opts *opts, int **idsp, int *deletedp)
 {
 	struct psi_trigger_bpf *skel = NULL;
 	struct kernel_trigger *trs;
 	char pin[PATH_MAX + 32];
-	int n, err, deleted = 0;
+	int n, err, *ids, deleted = 0;
 
+	*idsp = NULL;
+	*deletedp = 0;
 	err = state_init() ?: state_lock();
 	if (err)
 		return err;
 	n = kernel_triggers_read(&trs);
 	if (n < 0)
 		return n;
+	ids = calloc(n ?: 1, sizeof(*ids));
+	if (!ids) {
+		free(trs);
+		p_err("out of memory");
+		return -ENOMEM;
+	}
 	handlers_gc(trs, n);
-	out_open_array("deleted");
 	for (int i = 0; i < n; i++) {
 		struct psi_trigger_args args = { .id = trs[i].id };
 
@@ -607,12 +564,12 @@ int psi_del(const struct psi_del_opts *opts)
 				break;
 			}
 		}
-		out_u64(NULL, "deleted trigger %s\n", trs[i].id);
-		deleted++;
+		ids[deleted++] = trs[i].id;
 	}
-	out_close();
 	psi_trigger_bpf__destroy(skel);
 	free(trs);
+	*idsp = ids;
+	*deletedp = deleted;
 	if (!err && !deleted) {
 		if (opts->cg)
 			p_err("no trigger on cgroup '%s' (oomctl psi list)", opts->cg->arg);

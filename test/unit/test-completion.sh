@@ -116,7 +116,8 @@ fi
 
 is "memcg" "m"
 is "policy psi" "p"
-is "--bpffs" "--b"
+is "--bpffs --bytes" "--b"
+is "--raw" "-n --r"
 is "--cgroupfs" "-j --c"
 is "help list show" "m "
 is "list" "me l"

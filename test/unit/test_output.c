@@ -246,16 +246,16 @@ static const struct col cols[] = {
 static void fill(struct table *t)
 {
 	table_row(t);
-	table_str(t, "/");
-	table_bytes(t, 3ULL << 29);
-	table_u64(t, 1);
+	table_str(t, 0, "/");
+	table_bytes(t, 1, 3ULL << 29);
+	table_u64(t, 2, 1);
 	table_row(t);
-	table_str(t, "/system.slice");
-	table_bytes(t, 312ULL << 20);
-	table_u64(t, 12345);
+	table_str(t, 0, "/system.slice");
+	table_bytes(t, 1, 312ULL << 20);
+	table_u64(t, 2, 12345);
 	table_row(t);
-	table_str(t, "/a");
-	table_str(t, NULL);
+	table_str(t, 0, "/a");
+	table_str(t, 1, NULL);
 	/* the last cell is missing: "-" / absent, never a shifted row */
 }
 
@@ -276,11 +276,11 @@ static void test_table(void)
 	table_close(t);
 	t = table_open("x", last_str, 2);
 	table_row(t);
-	table_u64(t, 7);
-	table_str(t, "a");
+	table_u64(t, 0, 7);
+	table_str(t, 1, "a");
 	table_row(t);
-	table_u64(t, 1000);
-	table_str(t, "longer");
+	table_u64(t, 0, 1000);
+	table_str(t, 1, "longer");
 	table_close(t);
 	out_finish();
 	cap_stop();
@@ -293,6 +293,55 @@ static void test_table(void)
 	       "   7  a\n"
 	       "1000  longer\n",
 	       "table: aligned, numbers right, no trailing blanks");
+
+	/* -r and -b, as lsblk's: one space, blanks escaped; exact bytes */
+	out_raw = out_exact_bytes = true;
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	fill(t);
+	table_row(t);
+	table_str(t, 0, "/a b");
+	table_bytes(t, 1, OUT_BYTES_MAX);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	out_raw = out_exact_bytes = false;
+	is_str(out,
+	       "NAME CURRENT ID\n"
+	       "/ 1610612736 1\n"
+	       "/system.slice 327155712 12345\n"
+	       "/a - -\n"
+	       "/a\\x20b max -\n",
+	       "-r -b: unaligned, one space, a blank as \\x20; bytes exact");
+
+	/* Cells by column: any order, the last of two wins; JSON keys and
+	 * plain columns in the model's order */
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	table_row(t);
+	table_u64(t, 2, 9);
+	table_str(t, 0, "/late");
+	table_u64(t, 2, 12);
+	table_bytes(t, 1, 1024);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	is_str(out, "NAME   CURRENT  ID\n/late     1.0K  12\n",
+	       "table: cells by column id, in any order");
+	json_output = true;
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	table_row(t);
+	table_u64(t, 2, 9);
+	table_str(t, 0, "/late");
+	table_u64(t, 2, 12);
+	table_str(t, 1, NULL);
+	table_close(t);
+	out_finish();
+	cap_stop();
+	json_output = false;
+	is_str(out, "{\"memcgs\":[{\"name\":\"/late\",\"current_bytes\":null,\"id\":12}]}\n",
+	       "json: keys in the model's order, null kept, the last value");
 
 	json_output = true;
 	cap_start();
@@ -331,9 +380,9 @@ static void test_table(void)
 
 		snprintf(name, sizeof(name), "/cg%d", i);
 		table_row(t);
-		table_str(t, name);
-		table_bytes(t, (uint64_t)i * 4096 * 1021);
-		table_u64(t, i);
+		table_str(t, 0, name);
+		table_bytes(t, 1, (uint64_t)i * 4096 * 1021);
+		table_u64(t, 2, i);
 	}
 	table_close(t);
 	cap_stop();
@@ -368,9 +417,9 @@ static void render_root_row(void)
 	cap_start();
 	t = table_open("rows", tcols, 3);
 	table_row_at(t, 0);
-	table_str(t, "/");
-	table_bytes(t, 1024);
-	table_u64(t, 7);
+	table_str(t, 0, "/");
+	table_bytes(t, 1, 1024);
+	table_u64(t, 2, 7);
 	table_close(t);
 	out_finish();
 	cap_stop();
@@ -406,17 +455,17 @@ static void test_table_columns(void)
 	cap_start();
 	t = table_open("rows", tcols, 3);
 	table_row_at(t, 0);
-	table_str(t, "/");
-	table_bytes(t, 1024);
-	table_u64(t, 0);
+	table_str(t, 0, "/");
+	table_bytes(t, 1, 1024);
+	table_u64(t, 2, 0);
 	table_row_at(t, 1);
-	table_str(t, "a");
-	table_bytes(t, 2048);
-	table_u64(t, 1);
+	table_str(t, 0, "a");
+	table_bytes(t, 1, 2048);
+	table_u64(t, 2, 1);
 	table_row_at(t, 2);
-	table_str(t, "x");
+	table_str(t, 0, "x");
 	table_row_at(t, 1);
-	table_str(t, "b");
+	table_str(t, 0, "b");
 	table_close(t);
 	out_finish();
 	cap_stop();
@@ -433,13 +482,13 @@ static void test_table_columns(void)
 	cap_start();
 	t = table_open("rows", tcols, 3);
 	table_row_at(t, 0);
-	table_str(t, "/");
+	table_str(t, 0, "/");
 	table_row_at(t, 1);
-	table_str(t, "aé");
+	table_str(t, 0, "aé");
 	table_row_at(t, 2);
-	table_str(t, "x");
+	table_str(t, 0, "x");
 	table_row_at(t, 1);
-	table_str(t, "b");
+	table_str(t, 0, "b");
 	table_close(t);
 	out_finish();
 	cap_stop();
@@ -516,7 +565,7 @@ static void test_clean(void)
 		out_str("name", "%s\n", in[i]);
 	t = table_open("names", name_col, 1);
 	table_row(t);
-	table_str(t, in[0]);
+	table_str(t, 0, in[0]);
 	table_close(t);
 	out_finish();
 	cap_stop();
@@ -543,7 +592,7 @@ static void test_clean(void)
 	cap_start();
 	t = table_open("names", name_col, 1);
 	table_row(t);
-	table_str(t, in[1]);
+	table_str(t, 0, in[1]);
 	table_close(t);
 	out_finish();
 	cap_stop();

@@ -182,6 +182,7 @@ static void test_psi(void)
 	static const char *const bad[] = { "", "s", "Some", "FULL", "fully",
 					   "some " };
 	enum psi_stall t = PSI_FULL;
+	const char *res, *kind;
 	size_t i;
 
 	is_int(parse_psi_stall("some", &t), 0, "psi: some");
@@ -193,6 +194,17 @@ static void test_psi(void)
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		is_int(parse_psi_stall(bad[i], &t), -EINVAL,
 		       "psi: '%s' is refused", bad[i]);
+
+	/* enum psi_states: PSI_IO_SOME 0 ... PSI_MEM_SOME 2, PSI_MEM_FULL 3 ... */
+	psi_state_names(2, &res, &kind);
+	is_str(res, "memory", "psi: state 2 is memory's");
+	is_str(kind, "some", "psi: state 2 is some");
+	psi_state_names(5, &res, &kind);
+	is_str(res, "cpu", "psi: state 5 is cpu's");
+	is_str(kind, "full", "psi: state 5 is full");
+	psi_state_names(6, &res, &kind);
+	is_str(res, "unknown", "psi: state 6 has no resource");
+	is_str(kind, "unknown", "psi: state 6 has no kind");
 
 	is_int(psi_trigger_check(1, 500000), 0, "psi: smallest window");
 	is_int(psi_trigger_check(10000000, 10000000), 0,

@@ -41,6 +41,31 @@ if grep -q '\.[1-9]$' <<<"$contents"; then
 else
 	pass "no uncompressed man page"
 fi
+# The built-in policies' sources, to start one's own policy from: they
+# build from the package alone, as examples/README says, against the
+# kernel's vmlinux.h ($EXAMPLES_VMLINUX_H) with $EXAMPLES_CLANG
+for f in README largest_leaf.bpf.c oomd.bpf.c psi_declare.bpf.c oom.bpf.h; do
+	if grep -qxF -- "-rw-r--r-- root/root ./usr/share/doc/oomctl/examples/$f" <<<"$contents"; then
+		pass "it has /usr/share/doc/oomctl/examples/$f"
+	else
+		fail "it has /usr/share/doc/oomctl/examples/$f"
+	fi
+done
+ex=$dir/root/usr/share/doc/oomctl/examples
+if ! dpkg-deb -x "$deb" "$dir/root" || ! cp "${EXAMPLES_VMLINUX_H:-/nonexistent}" "$ex/vmlinux.h"; then
+	fail "the examples unpack beside a vmlinux.h (EXAMPLES_VMLINUX_H=${EXAMPLES_VMLINUX_H:-})"
+else
+	for p in largest_leaf oomd psi_declare; do
+		if out=$(cd "$ex" && "${EXAMPLES_CLANG:-clang}" -g -O2 -target bpf \
+				-D__TARGET_ARCH_x86 -I. -c "$p.bpf.c" -o "$dir/$p.bpf.o" 2>&1); then
+			pass "examples/$p.bpf.c builds from the package alone"
+		else
+			fail "examples/$p.bpf.c builds from the package alone"
+			sed 's/^/#   /' <<<"$out"
+		fi
+	done
+fi
+
 depends=$(dpkg-deb -f "$deb" Depends)
 # libbpf is linked in (the patched tree's 1.5: bookworm's libbpf1 has no
 # struct_ops links); what it needs is not

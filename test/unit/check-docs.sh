@@ -278,6 +278,19 @@ if ((${#pages[@]} == 0)); then
 	fail "man pages in $mandir/man8 and $mandir/man7"
 fi
 
+# An admin has the package, not the source tree: no page sends them there
+for page in "${pages[@]}"; do
+	file=${page#"$mandir"/}
+	tree=$(grep -nE 'source tree|README\.md|(^|[^/[:alnum:]])(bpf|cli|kernel|test)/[[:alnum:]_.-]+' "$page" |
+		grep -v '^[0-9]*:\.\\"')	# roff comments are for us
+	if [[ -z $tree ]]; then
+		pass "$file: points into no source tree"
+	else
+		fail "$file: points into no source tree"
+		diag <<<"$tree"
+	fi
+done
+
 echo "1..$n"
 echo "check-docs: $((n - failed)) passed, $failed failed"
 ((failed == 0))

@@ -259,6 +259,23 @@ static void fill(struct table *t)
 	/* the last cell is missing: "-" / absent, never a shifted row */
 }
 
+/* One row, its cells set out of the model's order, ID twice */
+static void render_out_of_order(void)
+{
+	struct table *t;
+
+	cap_start();
+	t = table_open("memcgs", cols, 3);
+	table_row(t);
+	table_u64(t, 2, 9);
+	table_str(t, 0, "/late");
+	table_u64(t, 2, 12);
+	table_str(t, 1, NULL);
+	table_close(t);
+	out_finish();
+	cap_stop();
+}
+
 static void test_table(void)
 {
 	static const struct col last_str[] = {
@@ -316,29 +333,11 @@ static void test_table(void)
 
 	/* Cells by column: any order, the last of two wins; JSON keys and
 	 * plain columns in the model's order */
-	cap_start();
-	t = table_open("memcgs", cols, 3);
-	table_row(t);
-	table_u64(t, 2, 9);
-	table_str(t, 0, "/late");
-	table_u64(t, 2, 12);
-	table_bytes(t, 1, 1024);
-	table_close(t);
-	out_finish();
-	cap_stop();
-	is_str(out, "NAME   CURRENT  ID\n/late     1.0K  12\n",
+	render_out_of_order();
+	is_str(out, "NAME   CURRENT  ID\n/late        -  12\n",
 	       "table: cells by column id, in any order");
 	json_output = true;
-	cap_start();
-	t = table_open("memcgs", cols, 3);
-	table_row(t);
-	table_u64(t, 2, 9);
-	table_str(t, 0, "/late");
-	table_u64(t, 2, 12);
-	table_str(t, 1, NULL);
-	table_close(t);
-	out_finish();
-	cap_stop();
+	render_out_of_order();
 	json_output = false;
 	is_str(out, "{\"memcgs\":[{\"name\":\"/late\",\"current_bytes\":null,\"id\":12}]}\n",
 	       "json: keys in the model's order, null kept, the last value");

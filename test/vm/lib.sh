@@ -8,8 +8,11 @@ nr_pass=0 nr_fail=0
 # file, not a pipe: a command may leave a background process holding it.
 # Builtins where a command would do: every exec costs ~0.1 s under TCG.
 check_out=${TMPDIR:-/tmp}/check.$$
+# CHECK_TIMES=FILE: each check's end time and description go to FILE, to
+# find where a scenario's time goes (bash's clock: no exec)
 check() {	# check DESCRIPTION COMMAND...
 	local what=$1 line; shift
+	[ -z "${CHECK_TIMES:-}" ] || printf '%s start %s\n' "$EPOCHREALTIME" "$what" >>"$CHECK_TIMES"
 	if "$@" >"$check_out" 2>&1; then
 		nr_pass=$((nr_pass + 1)); echo "ok $((nr_pass + nr_fail)) - $what"
 	else
@@ -18,6 +21,7 @@ check() {	# check DESCRIPTION COMMAND...
 			echo "# $line"
 		done <"$check_out"
 	fi
+	[ -z "${CHECK_TIMES:-}" ] || printf '%s end\n' "$EPOCHREALTIME" >>"$CHECK_TIMES"
 }
 
 # jqe FILTER JSON: jq -e's verdict on JSON (false or null fails); the JSON

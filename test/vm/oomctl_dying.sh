@@ -15,30 +15,31 @@ oomctl() { "$OOMCTL" "$@"; }
 # tmpfs pages stay charged to the cgroup that wrote them after the writer
 # exits: that is what keeps a removed cgroup dying
 SHM=$(mktemp -d)
-mount -t tmpfs -o size=300M dying "$SHM" || bail "cannot mount a tmpfs on $SHM"
+mount -t tmpfs -o size=120M dying "$SHM" || bail "cannot mount a tmpfs on $SHM"
 charge() {	# charge CGROUP MIB: MIB of tmpfs pages, charged to CGROUP
 	(echo "$BASHPID" > "$CG$1/cgroup.procs" &&
 		exec dd if=/dev/zero of="$SHM/${1//\//_}" bs=1M count="$2" status=none)
 }
 
-# /dying (400M): a holds two 20M hogs (40M: the largest leaf, but neither
-# is the largest process) and a removed child, old, with 60M of tmpfs
-# charged to it. b holds one 30M hog, the largest process: the kernel's
-# killer would take it. e is live but empty, with 120M of tmpfs: by usage
-# with the cache (oomd's measure, in which a's 40M count with old's 60M:
+# /dying (160M): a holds two 8M hogs (16M: the largest leaf, but neither
+# is the largest process) and a removed child, old, with 24M of tmpfs
+# charged to it. b holds one 12M hog, the largest process: the kernel's
+# killer would take it. e is live but empty, with 48M of tmpfs: by usage
+# with the cache (oomd's measure, in which a's 16M count with old's 24M:
 # memory.current is hierarchical) the largest unit. A declared OOM in
-# /dying, so that exactly one OOM is handled.
+# /dying, so that exactly one OOM is handled. (Small sizes: every page
+# costs under KASAN and TCG.)
 story() {
 	cg_remove /dying; rm -f "$SHM"/*
-	cg_make /dying 400M
+	cg_make /dying 160M
 	cg_make /dying/a/old; cg_make /dying/b; cg_make /dying/e
-	charge /dying/a/old 60 && rmdir "$CG/dying/a/old"
+	charge /dying/a/old 24 && rmdir "$CG/dying/a/old"
 	# a leaf again: tasks may join it (no internal processes)
 	echo -memory > "$CG/dying/a/cgroup.subtree_control"
-	charge /dying/e 120
+	charge /dying/e 48
 	DYING=$(key_of "$CG/dying/a/cgroup.stat" nr_dying_descendants)
-	A1=$(hog_start /dying/a 20 0); A2=$(hog_start /dying/a 20 0)
-	B=$(hog_start /dying/b 30 0)
+	A1=$(hog_start /dying/a 8 0); A2=$(hog_start /dying/a 8 0)
+	B=$(hog_start /dying/b 12 0)
 	hogs_ready "$A1" "$A2" "$B"
 	EXPLAINED=$(oomctl -j policy explain "$1" /dying)
 	OUT=$(oomctl -j oom declare /dying)

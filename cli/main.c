@@ -37,8 +37,8 @@ static const struct cmd objects[] = {
 	{ "oom",	do_oom,		"" },
 	{ "event",	do_event,	"" },
 	{ "dump",	do_dump,	"" },
-	{ "apply",	do_apply,	"" },
-	{ "units",	do_units,	"" },
+	{ "apply",	do_apply,	"[--check] [FILE]" },
+	{ "units",	do_units,	"[user-units N]" },
 	{ "help",	do_help,	"" },
 	{ 0 }
 };
@@ -151,8 +151,10 @@ void usage_err(const char *fmt, ...)
 		      cur_verb->cmd, *cur_verb->args ? " " : "",
 		      cur_verb->args);
 	else
-		p_err("%s; usage: %s %s", msg, bin_name,
-		      cur_obj ? cur_obj->cmd : "OBJECT");
+		p_err("%s; usage: %s %s%s%s", msg, bin_name,
+		      cur_obj ? cur_obj->cmd : "OBJECT",
+		      cur_obj && *cur_obj->args ? " " : "",
+		      cur_obj ? cur_obj->args : "");
 }
 
 /* Help goes to stdout; in JSON mode stdout says null, so help goes aside */

@@ -67,12 +67,14 @@
 #define MESSAGE_MAX			(1 << 20)
 
 /*
- * A user's units beyond this many are refused, and all users' beyond
- * USERS_UNITS_MAX: each costs a BPF object, and apply takes at most
- * CONF_POLICIES_MAX policies, PID 1's among them
+ * A user's units beyond user_units_max (`units user-units N`, default
+ * USER_UNITS_DEFAULT) are refused, and all users' beyond USERS_UNITS_MAX:
+ * each costs a BPF object, and apply takes at most CONF_POLICIES_MAX
+ * policies, PID 1's among them
  */
-#define USER_UNITS_MAX			16
+#define USER_UNITS_DEFAULT		16
 #define USERS_UNITS_MAX			128
+static unsigned int user_units_max = USER_UNITS_DEFAULT;
 
 /* Who said an entry: PID 1, or the user manager of uid REPORTER - 1 */
 #define REPORTER_PID1			0ULL
@@ -107,13 +109,15 @@ static int do_help(void)
 	FILE *f = json_output ? stderr : stdout;
 
 	fprintf(f,
-		"Usage: %1$s units\n"
+		"Usage: %1$s units [user-units N]\n"
 		"       %1$s units help\n"
 		"\n"
 		"       Follow PID 1's units with ManagedOOMMemoryPressure=kill, in\n"
 		"       systemd-oomd's place (as systemd-oomd.service), through\n"
 		"       " MANAGED_DROPIN "\n"
-		"       " HELP_SPEC_OPTIONS "\n", bin_name);
+		"       and users' units, N a user (default %2$d, at most %3$d)\n"
+		"       " HELP_SPEC_OPTIONS "\n", bin_name, USER_UNITS_DEFAULT,
+		USERS_UNITS_MAX);
 	return OOMCTL_EXIT_OK;
 }
 
@@ -327,9 +331,9 @@ static int cgroups_take(struct json_object *cgroups, bool from_pid1, uid_t uid)
 		kill = !strcmp(mode, "kill");
 		u = unit_of(path, reporter, false);
 		if (!from_pid1 && kill && !(u && unit_asks(u))) {
-			if (units_of(reporter) >= USER_UNITS_MAX) {
-				p_info("user %u may not manage %s: it has %d units already",
-				       uid, path, USER_UNITS_MAX);
+			if (units_of(reporter) >= (int)user_units_max) {
+				p_info("user %u may not manage %s: it has %u units already",
+				       uid, path, user_units_max);
 				continue;
 			}
 			if (units_of(REPORTER_ANY_USER) >= USERS_UNITS_MAX) {
@@ -752,9 +756,30 @@ int do_units(int argc, char **argv)
 
 	if (argc == 1 && !strcmp(*argv, "help"))
 		return do_help();
-	oomd_conf_read();
+	if (argc > 0) {
+		static const char *const kws[] = { "user-units", NULL };
+		int kw = arg_keyword(kws, *argv);
+		const char *arg;
+		uint64_t n;
+
+		if (kw == KW_AMBIGUOUS)
+			return OOMCTL_EXIT_USAGE;
+		if (kw == 0) {
+			NEXT_ARG();
+			if (!REQ_ARGS(1))
+				return OOMCTL_EXIT_USAGE;
+			arg = GET_ARG();
+			if (parse_u64(arg, 1, USERS_UNITS_MAX, &n)) {
+				p_err("invalid user-units '%s': expected 1..%d",
+				      arg, USERS_UNITS_MAX);
+				return OOMCTL_EXIT_USAGE;
+			}
+			user_units_max = n;
+		}
+	}
 	if (!NO_MORE_ARGS())
 		return OOMCTL_EXIT_USAGE;
+	oomd_conf_read();
 	if (kernel_check(NULL))
 		return OOMCTL_EXIT_NOSUPP;
 

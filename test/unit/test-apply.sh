@@ -164,7 +164,7 @@ fi
 for args in "--check $good $good" "--check --check $good" "--force $good"; do
 	# shellcheck disable=SC2086
 	run apply $args
-	if [[ $status -eq 2 && $err == "Error: unexpected argument '"*"'; usage: oomctl apply" ]]; then
+	if [[ $status -eq 2 && $err == "Error: unexpected argument '"*"'; usage: oomctl apply [--check] [FILE]" ]]; then
 		pass "apply $args: usage error"
 	else
 		fail "apply $args: usage error (status $status: $err)"

@@ -41,12 +41,19 @@ mkdir -p $units /run/systemd/oomd.conf.d
 rm -f $units/systemd-oomd.service $units/systemd-oomd.socket
 dropin=$units/systemd-oomd.service.d/oomctl.conf
 mkdir -p ${dropin%/*}
-# the packaged drop-in, with the build's oomctl
+# the packaged drop-in, with the build's oomctl, and a drop-in after it,
+# as oomctl-units(8)'s example writes one, that follows 5 units a user
+# (16 by default; each costs an attach, some 4 s under TCG; the stories
+# below have at most 4 of testuser's at once before its 6th is refused)
+units_a_user=5
+units_dropin=${dropin%/*}/user-units.conf
 managed_on() {
 	sed "s|/usr/sbin/oomctl|$OOMCTL|" "$here/../../cli/packaging/managed-oom.conf" >$dropin
+	printf '[Service]\nExecStart=\nExecStart=%s units user-units %s\n' \
+		"$OOMCTL" $units_a_user >$units_dropin
 	systemctl daemon-reload
 }
-managed_off() { rm -f $dropin; systemctl daemon-reload; }
+managed_off() { rm -f $dropin $units_dropin; systemctl daemon-reload; }
 # TEST-55-OOMD's settings; its thrashers are stress(1), ours the hog
 printf '[OOM]\nDefaultMemoryPressureDurationSec=2s\n' \
 	>/run/systemd/oomd.conf.d/99-oomd-test.conf
@@ -74,7 +81,7 @@ start_service() {
 check "with the drop-in, systemd-oomd.service (re)starts as oomctl units" start_service
 pid=$(prop systemd-oomd.service MainPID)
 [ "$(prop systemd-oomd.service ActiveState)" = active ] &&
-	[[ $(tr '\0' ' ' </proc/$pid/cmdline) == "$OOMCTL units " ]] ||
+	[[ $(tr '\0' ' ' </proc/$pid/cmdline) == "$OOMCTL units user-units $units_a_user " ]] ||
 	bail "systemd-oomd.service does not run oomctl units"
 rss=$(awk '/^VmRSS/ {print $2 " " $3}' /proc/$pid/status)
 echo "# footprint: one process, oomctl units, VmRSS $rss"
@@ -297,19 +304,20 @@ report kill "$umgr/tab"$'\t'"dry-run"
 check "a user's cgroup path with a tab is refused, and said so" \
 	in_journal "user 1000 sent a cgroup path systemd would not make: ignored"
 check "... and is in no line" bash -c "! grep -q '$umgr/tab' $managed"
-# A user's units beyond 16 are refused: each one costs a BPF object
+# A user's units beyond user-units are refused: each one costs a BPF object
 usystemctl stop testsuite-55-workload.slice
 gone_from_dropin "$uslice" >/dev/null
 caps=()
-for i in $(seq 17); do
+over=$((units_a_user + 1))
+for i in $(seq $over); do
 	runuser -u testuser -- mkdir "$CG$umgr/cap$i"
 	caps+=("$umgr/cap$i")
 done
 report kill "${caps[@]}"
-check "a user's 17th unit is refused, and said so" \
-	in_journal "user 1000 may not manage $umgr/cap17: it has 16 units already"
+check "a user's unit beyond user-units ($over) is refused, and said so" \
+	in_journal "user 1000 may not manage $umgr/cap$over: it has $units_a_user units already"
 # followed CGROUP_PREFIX N: N lines of triggers under the prefix, all
-# applied (16 attaches take a while under TCG)
+# applied (attaches take a while under TCG)
 followed() {
 	for _ in $(seq 600); do
 		[ "$(grep -c "^psi add $1" $managed)" = "$2" ] &&
@@ -322,15 +330,15 @@ followed() {
 	journalctl -b -u systemd-oomd.service -o cat | tail -n 5
 	return 1
 }
-check "... its 16 others are followed" followed "$umgr/cap" 16
-# One stops and the 17th asks again, then the stopped one: it would be
-# the 17th now
+check "... its $units_a_user others are followed" followed "$umgr/cap" $units_a_user
+# One stops and the last asks again, then the stopped one: it would be
+# one too many now
 report auto "$umgr/cap1"
 gone_from_dropin "^psi add $umgr/cap1 " >/dev/null
-report kill "$umgr/cap17" "$umgr/cap1"
-check "a user's stopped unit asking again counts against its 16" \
-	in_journal "user 1000 may not manage $umgr/cap1: it has 16 units already"
-check "... 16 are followed" followed "$umgr/cap" 16
+report kill "$umgr/cap$over" "$umgr/cap1"
+check "a user's stopped unit asking again counts against its $units_a_user" \
+	in_journal "user 1000 may not manage $umgr/cap1: it has $units_a_user units already"
+check "... $units_a_user are followed" followed "$umgr/cap" $units_a_user
 report auto "${caps[@]}"
 check "... and when they stop, they go" gone_from_dropin "$umgr/cap"
 

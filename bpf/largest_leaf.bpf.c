@@ -11,7 +11,8 @@
  * killing its neighbours only would not empty the leaf. Kill the winner's
  * process with the most resident memory: the kernel allows one kill per
  * OOM, and if the leaf is still too big the next OOM takes the next one
- * (with memory.oom.group set the kernel kills the whole leaf at once). If
+ * (with memory.oom.group set the kernel kills the whole leaf at once, and
+ * so it does with kill_unit, oomctl's "kill unit"). If
  * there is no candidate, return 0 and the kernel's killer runs.
  *
  * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the
@@ -32,9 +33,12 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the loader before load */
 const volatile __u64 scope_cgroup_id;	/* handle OOMs in this subtree only */
 const volatile bool dry_run;		/* choose, report, but kill nothing */
+const volatile bool kill_unit;		/* kill the whole leaf */
 
 __u64 nr_runs;
 __u64 nr_kills;
+/* The leaf the hook chose; OOMs are serialized by oom_lock */
+__u64 chosen_unit_id;
 
 /*
  * The choice, shared by the OOM hook (@ex NULL) and policy explain: the
@@ -93,6 +97,8 @@ largest_leaf_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 		return NULL;
 	if (ex)
 		ex->victim_cgroup_id = memcg_cgroup_id(victim);
+	else
+		chosen_unit_id = memcg_cgroup_id(victim);
 	biggest = memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
 	return biggest;

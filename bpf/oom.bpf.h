@@ -24,6 +24,8 @@
 /* The BPF OOM series (kernel/patches/) */
 int bpf_oom_kill_process(struct oom_control *oc, struct task_struct *task,
 			 const char *message__str) __ksym;
+int bpf_oom_kill_memcg(struct oom_control *oc, struct task_struct *task,
+		       struct mem_cgroup *unit, const char *message__str) __ksym;
 int bpf_out_of_memory(struct mem_cgroup *memcg__nullable, int order) __ksym;
 struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
 struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;

@@ -256,23 +256,48 @@ static __always_inline void oom_event_dry_run(struct task_struct *task,
 	oom_event_commit(e, seq);
 }
 
+/* @task's kill, with the rest of the memcg of cgroup id @unit_id if it
+ * is not 0 and still there */
+static __always_inline int oom_kill(struct oom_control *oc,
+				    struct task_struct *task, u64 unit_id,
+				    const char *name)
+{
+	struct mem_cgroup *unit = NULL;
+	struct cgroup *cg;
+	int err;
+
+	cg = unit_id ? bpf_cgroup_from_id(unit_id) : NULL;
+	if (cg) {
+		/* the root is no unit (the kfunc refuses it): the task alone */
+		if (cg->level)
+			unit = bpf_get_mem_cgroup(&cg->self);
+		bpf_cgroup_release(cg);
+	}
+	if (!unit)
+		return bpf_oom_kill_process(oc, task, name);
+	err = bpf_oom_kill_memcg(oc, task, unit, name);
+	bpf_put_mem_cgroup(unit);
+	return err;
+}
+
 /*
  * What a policy does with the victim it chose: kill @task for the OOM @oc,
- * or in dry-run mode only log that it would (the OOM is then left to the
- * next policy or the kernel's killer). @name, a string literal, is the
- * kill's message. Drops the reference on @task. Returns whether it killed,
- * the policy's return value; *@nr_kills counts the kills.
+ * with the rest of its unit (cgroup id @unit_id) unless that is 0, or in
+ * dry-run mode only log that it would (the OOM is then left to the next
+ * policy or the kernel's killer). @name, a string literal, is the kill's
+ * message. Drops the reference on @task. Returns whether it killed, the
+ * policy's return value; *@nr_kills counts the kills.
  */
 static __always_inline bool oom_kill_or_log(struct oom_control *oc,
 					    struct task_struct *task,
-					    const char *name, bool dry_run,
-					    u64 *nr_kills)
+					    u64 unit_id, const char *name,
+					    bool dry_run, u64 *nr_kills)
 {
 	bool killed = false;
 
 	if (dry_run) {
 		oom_event_dry_run(task, name);
-	} else if (!bpf_oom_kill_process(oc, task, name)) {
+	} else if (!oom_kill(oc, task, unit_id, name)) {
 		killed = true;
 		__sync_fetch_and_add(nr_kills, 1);
 	}

@@ -6,7 +6,7 @@
  * compiler drops every explain branch there and the hook is as before; its
  * SEC("syscall") program "explain" passes the run's context, and the same
  * code then reports each unit it looked at and writes no state of its own
- * (oomd's last_pgscan is only read). OOM_POLICY() below defines both
+ * (oomd's pgscan_samples are only read). OOM_POLICY() below defines both
  * programs. choose() sets args->victim_cgroup_id to the unit it chose.
  */
 #ifndef __OOM_EXPLAIN_BPF_H
@@ -99,7 +99,9 @@ static __always_inline void oom_explain_victim(struct oom_explain_args *ex,
  * struct bpf_oom_ops NAME_ops, registered as MESSAGE, which also starts the
  * kernel's kill report, and the explain program, which reports the choice
  * and kills nothing. The policy file defines the globals scope_cgroup_id,
- * dry_run, nr_runs and nr_kills that NAME uses. The kernel asks the policy
+ * dry_run, kill_unit, nr_runs, nr_kills and chosen_unit_id that NAME uses:
+ * CHOOSE sets chosen_unit_id to the unit it chose, for the hook only, and
+ * with kill_unit set the whole unit is killed. The kernel asks the policy
  * only for OOMs below the cgroup it is attached to (oomctl's scope), the
  * deepest policy first; the kill kfunc's success, not the return value,
  * tells it that the policy freed memory.
@@ -115,10 +117,12 @@ int BPF_PROG(NAME, struct oom_control *oc)					\
 	root = oom_search_root(oc, scope_cgroup_id);				\
 	if (!root)								\
 		return 0;							\
+	chosen_unit_id = 0;							\
 	task = CHOOSE(root, NULL);						\
 	bpf_put_mem_cgroup(root);						\
 	if (task)								\
-		oom_kill_or_log(oc, task, MESSAGE, dry_run, &nr_kills);		\
+		oom_kill_or_log(oc, task, kill_unit ? chosen_unit_id : 0,	\
+				MESSAGE, dry_run, &nr_kills);			\
 	return 0;								\
 }										\
 										\

@@ -33,9 +33,9 @@ struct oom_explain_record {
 				 * compares pages) */
 	u64 cache;		/* bytes of page cache left out of usage */
 	u64 pgscan;		/* reclaim's pages scanned, in total */
-	u64 pgscan_delta;	/* ... since the policy last looked at the unit */
-	u64 last_ns;		/* boot-time ns when it last looked; 0: never,
-				 * so the delta is since boot */
+	u64 pgscan_delta;	/* ... in the policy's window */
+	u64 last_ns;		/* boot-time ns the window starts at; 0: no
+				 * sample, so the delta is since boot */
 	u32 flags;		/* enum oom_explain_flags */
 	u32 __pad;		/* 0; oomctl keeps the walk order here */
 };

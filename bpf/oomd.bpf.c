@@ -6,24 +6,31 @@
  * Candidates are units: leaf memory cgroups (no online child: removed
  * cgroups that linger count for nothing), and cgroups with
  * memory.oom.group set, which are killed whole (their descendants are not
- * candidates of their own); a unit with no task is skipped. Among the OOM scope's units, prefer the one with
- * the most reclaim activity (pgscan) since this policy last looked: it is
- * the one thrashing. Break ties by memory usage. A unit whose cgroup carries
- * the xattr user.oomd_omit is never chosen, one with user.oomd_avoid only
- * when nothing else is left (systemd's ManagedOOMPreference=; the values and
- * whose cgroups may carry them as systemd-oomd reads them). Units holding
- * a task with oom_score_adj -1000 are skipped. In a leaf unit the process
- * with the most resident memory is killed (the kernel allows one kill per
- * OOM); for an oom.group unit the kernel kills the group with its first
- * task.
+ * candidates of their own); a unit with no task is skipped. Among the OOM
+ * scope's units, prefer the one with the most reclaim activity (pgscan)
+ * over the last one to two seconds: the one thrashing now, not the one
+ * with the longest history. Break ties by memory usage. A unit whose
+ * cgroup carries the xattr user.oomd_omit is never chosen, one with
+ * user.oomd_avoid only when nothing else is left (systemd's
+ * ManagedOOMPreference=; the values and whose cgroups may carry them as
+ * systemd-oomd reads them). Units holding a task with oom_score_adj -1000
+ * are skipped. In a leaf unit the process with the most resident memory is
+ * killed (the kernel allows one kill per OOM), or with kill_unit (oomctl's
+ * "kill unit") the whole unit, as systemd-oomd kills; for an oom.group
+ * unit the kernel kills the group with its first task.
  *
  * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the
  * root without one), and the kernel asks the deepest attached policy first.
  *
- * `oomctl policy explain` runs the same choice from the syscall program
- * explain (oom_explain.bpf.h), which reads last_pgscan but never writes
- * it: explain does not move the window. oomctl gives it the attached
- * policy's map, or a fresh one (every window since boot).
+ * The window: a BPF timer samples every unit's pgscan once a second, from
+ * attach to detach (oomctl runs policy_start once and pins policy_timers,
+ * whose timer lives as long as a user reference to that map), keeping the
+ * last two samples; the OOM counts pgscan since the older one. A unit the
+ * sampler has not seen yet (younger than a tick, or with no sampler
+ * running) counts its whole pgscan. The hook and `oomctl policy explain`
+ * (oom_explain.bpf.h, the same choice) only read the samples. The kernel
+ * folds memcg counters every two seconds, or sooner under reclaim, so a
+ * window is one to a few seconds.
  */
 #include "oom.bpf.h"
 #include "oom_events.bpf.h"
@@ -33,27 +40,53 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u64 scope_cgroup_id;
 const volatile bool dry_run;
+const volatile bool kill_unit;	/* kill the whole unit, as systemd-oomd does */
 
 __u64 nr_runs;
 __u64 nr_kills;
+/* The unit the hook chose; OOMs are serialized by oom_lock */
+__u64 chosen_unit_id;
 
-/* Units whose last pgscan is remembered; beyond it the LRU forgets the
- * least recently seen, which then count their whole pgscan as new */
+/* Units whose samples are kept; beyond it the LRU forgets the least
+ * recently sampled, which then count their whole pgscan */
 #define OOMD_UNITS_MAX		16384
+#define OOMD_TICK_NS		(1000ULL * 1000 * 1000)
+#ifndef CLOCK_BOOTTIME
+#define CLOCK_BOOTTIME		7
+#endif
 
-/* pgscan of each unit when this policy last ran, for the delta, and when
- * (boot-time ns), the start of the window explain shows */
-struct last_seen {
+/* A unit's pgscan and when it was read (boot-time ns) */
+struct pgscan_sample {
 	u64 pgscan;
 	u64 time_ns;
+};
+
+/* The last two ticks' samples: the window starts at the older, one to two
+ * ticks back, never at a tick that happened a moment ago */
+struct unit_samples {
+	struct pgscan_sample older;
+	struct pgscan_sample newer;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, OOMD_UNITS_MAX);
 	__type(key, u64);
-	__type(value, struct last_seen);
-} last_pgscan SEC(".maps");
+	__type(value, struct unit_samples);
+} pgscan_samples SEC(".maps");
+
+struct sampler {
+	struct bpf_timer timer;
+};
+
+/* Pinned by oomctl with the policy: the timer dies with the last user
+ * reference to this map, at detach */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sampler);
+} policy_timers SEC(".maps");
 
 struct rank {
 	u64 pgscan_delta;
@@ -185,10 +218,41 @@ subtree_first_task(struct mem_cgroup *memcg)
 }
 
 /*
+ * The unit at @pos of a pre-order walk below @root, referenced, or NULL:
+ * an online leaf, or a cgroup with memory.oom.group set (not @root), whose
+ * subtree the walk then skips (*@skip_below, -1 to start). A removed
+ * cgroup that lingers is no unit, nor is anything below it.
+ */
+static __always_inline struct mem_cgroup *
+unit_at(struct cgroup_subsys_state *pos, struct mem_cgroup *root,
+	int *skip_below)
+{
+	struct cgroup *cg = pos->cgroup;
+	struct mem_cgroup *memcg;
+	int level = cg->level;
+
+	/* Pre-order: a unit's subtree ends at the next shallower node */
+	if (*skip_below >= 0 && level > *skip_below)
+		return NULL;
+	*skip_below = -1;
+	if (!css_unit_online(pos))
+		return NULL;
+	memcg = bpf_get_mem_cgroup(pos);
+	if (!memcg)
+		return NULL;
+	if (memcg->oom_group && memcg != root) {
+		*skip_below = level;
+	} else if (cg->nr_descendants) {
+		bpf_put_mem_cgroup(memcg);
+		return NULL;
+	}
+	return memcg;
+}
+
+/*
  * The choice, shared by the OOM hook (@ex NULL) and policy explain: the
- * process to kill below @root, referenced, or NULL. The hook moves each
- * eligible unit's window (last_pgscan); explain reads it only, and also
- * measures the units it skips, to show them.
+ * process to kill below @root, referenced, or NULL. Both read the samples
+ * only; explain also measures the units it skips, to show them.
  */
 static __always_inline struct task_struct *
 oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
@@ -197,8 +261,9 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 	struct mem_cgroup *memcg, *victim;
 	struct rank best = {}, cur;
 	struct cgroup_subsys_state *pos;
-	int skip_below = -1, level;
-	struct last_seen *last, now;
+	int skip_below = -1;
+	struct unit_samples *samples;
+	u64 pgscan;
 	u64 id, victim_id = 0;
 	struct cgroup *victim_cg;
 	struct task_struct *task;
@@ -210,22 +275,9 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 		struct cgroup *cg = pos->cgroup;
 		bool leaf = !cg->nr_descendants;
 
-		/* Pre-order: a unit's subtree ends at the next shallower node */
-		level = cg->level;
-		if (skip_below >= 0 && level > skip_below)
-			continue;
-		skip_below = -1;
-		/* A removed cgroup that lingers: no unit (below it all are) */
-		if (!css_unit_online(pos))
-			continue;
-
-		memcg = bpf_get_mem_cgroup(pos);
+		memcg = unit_at(pos, root, &skip_below);
 		if (!memcg)
 			continue;
-		if (memcg->oom_group && memcg != root)
-			skip_below = level;
-		else if (!leaf)
-			goto next;
 		id = cg->kn->id;
 		if (!ex) {
 			if (!cgroup_populated(cg) ||
@@ -241,20 +293,17 @@ oomd_choose(struct mem_cgroup *root, struct oom_explain_args *ex)
 			       (u32)!memcg_killable(memcg) * OOM_EXPLAIN_PROTECTED;
 		}
 
-		now.pgscan = memcg_pgscan(memcg);
-		now.time_ns = bpf_ktime_get_boot_ns();
-		last = bpf_map_lookup_elem(&last_pgscan, &id);
-		cur.pgscan_delta = last && last->pgscan <= now.pgscan ?
-				   now.pgscan - last->pgscan : now.pgscan;
+		pgscan = memcg_pgscan(memcg);
+		samples = bpf_map_lookup_elem(&pgscan_samples, &id);
+		cur.pgscan_delta = samples && samples->older.pgscan <= pgscan ?
+				   pgscan - samples->older.pgscan : pgscan;
 		if (ex) {
 			rec = (struct oom_explain_record){
 				.cgroup_id = id,
-				.pgscan = now.pgscan,
+				.pgscan = pgscan,
 				.pgscan_delta = cur.pgscan_delta,
-				.last_ns = last ? last->time_ns : 0,
+				.last_ns = samples ? samples->older.time_ns : 0,
 			};
-		} else {
-			bpf_map_update_elem(&last_pgscan, &id, &now, BPF_ANY);
 		}
 		cur.usage = bpf_mem_cgroup_usage(memcg, false);
 		cur.avoid = cgroup_marked(id, true, scope_owner);
@@ -293,12 +342,93 @@ next:
 		return NULL;
 	if (ex)
 		ex->victim_cgroup_id = victim_id;
+	else
+		chosen_unit_id = victim_id;
 
 	/* A leaf loses its biggest process; killing any task of an
 	 * oom.group unit kills the whole unit */
 	task = best.group ? subtree_first_task(victim) : memcg_largest_task(victim);
 	bpf_put_mem_cgroup(victim);
 	return task;
+}
+
+/* Where the sampler looks: the policy's scope, or the whole machine */
+static __always_inline struct mem_cgroup *scope_root(void)
+{
+	struct mem_cgroup *memcg;
+	struct cgroup *cg;
+
+	if (scope_cgroup_id <= 1)
+		return bpf_get_root_mem_cgroup();
+	cg = bpf_cgroup_from_id(scope_cgroup_id);
+	if (!cg)
+		return NULL;
+	memcg = bpf_get_mem_cgroup(&cg->self);
+	bpf_cgroup_release(cg);
+	return memcg;
+}
+
+/* One tick: the units below @root, as oomd_choose() finds them, sampled */
+static __always_inline void sample_units(struct mem_cgroup *root)
+{
+	struct unit_samples *samples, fresh;
+	struct cgroup_subsys_state *pos;
+	struct mem_cgroup *memcg;
+	int skip_below = -1;
+	u64 id, now = bpf_ktime_get_boot_ns();
+
+	bpf_rcu_read_lock();
+	bpf_for_each(css, pos, &root->css, BPF_CGROUP_ITER_DESCENDANTS_PRE) {
+		memcg = unit_at(pos, root, &skip_below);
+		if (!memcg)
+			continue;
+		id = pos->cgroup->kn->id;
+		fresh.newer.pgscan = memcg_pgscan(memcg);
+		fresh.newer.time_ns = now;
+		samples = bpf_map_lookup_elem(&pgscan_samples, &id);
+		if (samples) {
+			samples->older = samples->newer;
+			samples->newer = fresh.newer;
+		} else {
+			fresh.older = fresh.newer;
+			bpf_map_update_elem(&pgscan_samples, &id, &fresh, BPF_NOEXIST);
+		}
+		bpf_put_mem_cgroup(memcg);
+	}
+	bpf_rcu_read_unlock();
+}
+
+/* The timer's callback, in softirq context: nothing here may sleep */
+static int sample_tick(void *map, int *key, struct sampler *sampler)
+{
+	struct mem_cgroup *root = scope_root();
+
+	if (root) {
+		sample_units(root);
+		bpf_put_mem_cgroup(root);
+	}
+	bpf_timer_start(&sampler->timer, OOMD_TICK_NS, 0);
+	return 0;
+}
+
+/* Run once by oomctl when it attaches the policy: the first tick now */
+SEC("syscall")
+int policy_start(void *ctx)
+{
+	struct sampler *sampler;
+	u32 key = 0;
+	int err;
+
+	sampler = bpf_map_lookup_elem(&policy_timers, &key);
+	if (!sampler)
+		return -ENOENT;
+	err = bpf_timer_init(&sampler->timer, &policy_timers, CLOCK_BOOTTIME);
+	if (err)
+		return err;
+	err = bpf_timer_set_callback(&sampler->timer, sample_tick);
+	if (err)
+		return err;
+	return bpf_timer_start(&sampler->timer, 0, 0);
 }
 
 /* The OOM hook oomd and its explain program */

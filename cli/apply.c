@@ -230,12 +230,14 @@ static int record(struct run *r, const struct done *d)
  * Policy @name runs the built-in @builtin, or else the object @file.
  */
 static int attach(struct run *r, const char *name, const char *builtin,
-		  const char *file, uint64_t scope_id, bool dry_run)
+		  const char *file, uint64_t scope_id, bool dry_run,
+		  bool kill_unit)
 {
 	struct cgroup_ref scope = { .arg = "", .id = scope_id };
 	struct policy_attach_opts opts = {
 		.name = builtin, .file = builtin ? NULL : file, .as = name,
 		.scope = scope_id ? &scope : NULL, .dry_run = dry_run,
+		.kill_unit = kill_unit,
 	};
 	struct done d = { .act = ADD_POLICY };
 	struct policy_attached res;
@@ -340,7 +342,8 @@ static void undo(struct run *r)
 			break;
 		case DEL_POLICY:
 			attach(&scratch, d->meta.name, builtin, d->meta.source,
-			       d->meta.scope_id, d->meta.flags & POLICY_DRY_RUN);
+			       d->meta.scope_id, d->meta.flags & POLICY_DRY_RUN,
+			       d->meta.flags & POLICY_KILL_UNIT);
 			break;
 		case ADD_TRIGGER: {
 			struct psi_del_opts opts = { .id = d->id };
@@ -366,7 +369,8 @@ static bool meta_matches(const struct policy_meta *m,
 			 const struct conf_policy *p, bool ours)
 {
 	if (m->scope_id != p->scope_id ||
-	    !(m->flags & POLICY_DRY_RUN) != !p->dry_run)
+	    !(m->flags & POLICY_DRY_RUN) != !p->dry_run ||
+	    !(m->flags & POLICY_KILL_UNIT) != !p->kill_unit)
 		return false;
 	if (p->builtin) {
 		const char *builtin = policy_source_builtin(m->source, m->name);
@@ -467,7 +471,7 @@ static int apply_run(const struct config *conf)
 		}
 		err = detach(&r, &metas[j]) ?:
 		      attach(&r, p->name, p->builtin ? p->kind : NULL,
-			     p->file, p->scope_id, p->dry_run);
+			     p->file, p->scope_id, p->dry_run, p->kill_unit);
 		if (err) {
 			p_info("%s: this line failed", p->where);
 			goto undo;
@@ -482,7 +486,7 @@ static int apply_run(const struct config *conf)
 		if (registry_get(p->name, &(struct policy_meta){}) == 0)
 			continue;
 		err = attach(&r, p->name, p->builtin ? p->kind : NULL,
-			     p->file, p->scope_id, p->dry_run);
+			     p->file, p->scope_id, p->dry_run, p->kill_unit);
 		if (err) {
 			p_info("%s: this line failed", p->where);
 			goto undo;

@@ -72,13 +72,14 @@ int policy_list(struct policy_info **infos);
 /* policy show NAME */
 int policy_show(const char *name, struct policy_info *info);
 
-/* policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] */
+/* policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [kill-unit] */
 struct policy_attach_opts {
 	const char *name;		/* built-in policy, or NULL */
 	const char *file;		/* BPF object file, or NULL */
 	const char *as;			/* its name, if not its own */
 	const struct cgroup_ref *scope;	/* NULL: system-wide */
 	bool dry_run;			/* attach; log victims, kill nothing */
+	bool kill_unit;			/* kill the victim's whole unit */
 };
 
 /* What policy attach made */

@@ -40,6 +40,8 @@ enum policy_hook {
  * are pinned under policy/NAME or still in the scratch folder policy-new/NAME.
  */
 #define POLICY_ATTACHING	(1U << 2)
+/* Attached with kill-unit: the victim's whole unit is killed with it */
+#define POLICY_KILL_UNIT	(1U << 3)
 
 struct policy_meta {
 	char name[POLICY_NAME_LEN];

@@ -80,7 +80,7 @@ static bool builtin_known(const char *name)
 	return false;
 }
 
-/* policy attach { NAME | /PATH.bpf.o } [scope CGROUP] [dry-run] */
+/* policy attach { NAME | /PATH.bpf.o } [scope CGROUP] [dry-run] [kill-unit] */
 static int conf_policy(struct config *conf, const struct line *l)
 {
 	struct conf_policy p = {}, *grown;
@@ -140,6 +140,8 @@ static int conf_policy(struct config *conf, const struct line *l)
 			scoped = true;
 		} else if (!strcmp(l->w[i], "dry-run") && !p.dry_run) {
 			p.dry_run = true;
+		} else if (!strcmp(l->w[i], "kill-unit") && !p.kill_unit) {
+			p.kill_unit = true;
 		} else if (!strcmp(l->w[i], "name") && !named) {
 			if (++i == l->n)
 				return bad(l, "missing POLICY after 'name'");
@@ -149,7 +151,7 @@ static int conf_policy(struct config *conf, const struct line *l)
 			snprintf(p.name, sizeof(p.name), "%s", l->w[i]);
 			named = true;
 		} else {
-			return bad(l, "unexpected '%s' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [name POLICY])",
+			return bad(l, "unexpected '%s' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [kill-unit] [name POLICY])",
 				   l->w[i]);
 		}
 	}

@@ -46,6 +46,7 @@ struct conf_policy {
 	uint64_t scope_id;		/* 0: system-wide */
 	char scope[PATH_MAX];		/* "/a/b" under cgroupfs_dir */
 	bool dry_run;
+	bool kill_unit;
 };
 
 struct conf_trigger {

@@ -68,7 +68,8 @@ static int attach(const struct policy_attach_opts *opts)
 
 static int do_attach(int argc, char **argv)
 {
-	static const char *const kws[] = { "scope", "dry-run", "name", NULL };
+	static const char *const kws[] = { "scope", "dry-run", "name",
+					   "kill-unit", NULL };
 	struct policy_attach_opts opts = {};
 	int kw;
 	struct cgroup_ref scope;
@@ -111,6 +112,9 @@ static int do_attach(int argc, char **argv)
 			err = name_parse(opts.as);
 			if (err)
 				return err;
+		} else if (kw == 3 && !opts.kill_unit) {
+			NEXT_ARG();
+			opts.kill_unit = true;
 		} else {
 			usage_err("unexpected argument '%s'", *argv);
 			return OOMCTL_EXIT_USAGE;
@@ -178,7 +182,7 @@ static const struct cmd cmds[] = {
 	{ "list",	do_list,	"" },
 	{ "show",	do_show,	"NAME" },
 	{ "attach",	do_attach,
-	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [name POLICY]" },
+	  "{ NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [kill-unit] [name POLICY]" },
 	{ "detach",	do_detach,	"NAME" },
 	{ "explain",	do_explain,	"[NAME] [CGROUP]" },
 	{ "help",	do_help,	"" },

@@ -92,6 +92,39 @@ static struct bpf_program *explain_prog(struct bpf_object *obj,
 	return prog;
 }
 
+/*
+ * What the object starts when it is attached, or NULL: its SEC("syscall")
+ * program POLICY_START_PROG, run once after the pins, and its map
+ * POLICY_TIMERS_MAP, pinned with the policy, so that the timers that
+ * program arms live until the policy is detached (the kernel cancels a
+ * map's timers when its last user reference goes). oomd samples its units
+ * this way.
+ */
+#define POLICY_START_PROG	"policy_start"
+#define POLICY_TIMERS_MAP	"policy_timers"
+
+static struct bpf_program *start_prog(struct bpf_object *obj,
+				      struct bpf_map **timers)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj,
+							POLICY_START_PROG);
+
+	*timers = bpf_object__find_map_by_name(obj, POLICY_TIMERS_MAP);
+	if (!prog || strcmp(bpf_program__section_name(prog), "syscall"))
+		return NULL;
+	return prog;
+}
+
+/* Run the start program; its return value is 0 or -errno */
+static int policy_start(struct bpf_program *prog)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+		return -errno;
+	return (int)opts.retval;
+}
+
 /* Set a `const volatile` global of the object before load. */
 static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
 		      size_t size)
@@ -366,8 +399,8 @@ int policy_attach(const struct policy_attach_opts *opts,
 	struct policy_meta meta = {}, other;
 	char dir[PATH_MAX], pin[PATH_MAX + 64];
 	struct bpf_object *obj = NULL;
-	struct bpf_program *prog, *explain;
-	struct bpf_map *map, *explain_ring, *bss;
+	struct bpf_program *prog, *explain, *start;
+	struct bpf_map *map, *explain_ring, *bss, *timers;
 	struct timespec now;
 	int err, reg = -1, names, nprogs = 0, nops = 0, noom_ops = 0;
 	bool cgroup_set = false;
@@ -389,10 +422,12 @@ int policy_attach(const struct policy_attach_opts *opts,
 	}
 
 	explain = explain_prog(obj, &explain_ring);
+	start = start_prog(obj, &timers);
 	bpf_object__for_each_program(prog, obj) {
 		enum policy_hook hook = prog_hook(prog);
 
-		bpf_program__set_autoload(prog, hook != 0 || prog == explain);
+		bpf_program__set_autoload(prog, hook != 0 || prog == explain ||
+					  prog == start);
 		if (bpf_program__type(prog) != BPF_PROG_TYPE_STRUCT_OPS)
 			meta.hooks |= hook;
 		nprogs += hook != 0;
@@ -440,6 +475,17 @@ int policy_attach(const struct policy_attach_opts *opts,
 			goto out;
 		}
 		meta.flags |= POLICY_DRY_RUN;
+	}
+	if (opts->kill_unit) {
+		bool yes = true;
+
+		err = set_rodata(obj, "kill_unit", &yes, sizeof(yes));
+		if (err) {
+			p_err("%s cannot kill whole units: it has no 'const volatile bool kill_unit'",
+			      meta.name);
+			goto out;
+		}
+		meta.flags |= POLICY_KILL_UNIT;
 	}
 	share_maps(obj);
 
@@ -579,6 +625,22 @@ int policy_attach(const struct policy_attach_opts *opts,
 		}
 		if (err) {
 			p_err("cannot pin %s: %s", pin, strerror(-err));
+			goto unpin;
+		}
+	}
+	if (timers) {
+		snprintf(pin, sizeof(pin), "%s/map-timers", dir);
+		err = bpf_map__pin(timers, pin);
+		if (err) {
+			p_err("cannot pin %s: %s", pin, strerror(-err));
+			goto unpin;
+		}
+	}
+	if (start) {
+		err = policy_start(start);
+		if (err) {
+			p_err("policy %s did not start: %s (its %s program)",
+			      meta.name, strerror(-err), POLICY_START_PROG);
 			goto unpin;
 		}
 	}

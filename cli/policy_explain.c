@@ -9,10 +9,10 @@
  *
  * State: an attached policy's explain program was loaded and pinned with it
  * (policy_backend.c), so it is the code that is attached and it reads the
- * policy's own maps (oomd's last_pgscan): explain sees the window the hook
- * would use; the program only reads them. A policy that is not attached is
- * loaded here with fresh maps: oomd's window is then "since boot" for every
- * unit. Nothing here counts as a run or a kill.
+ * policy's own maps (oomd's pgscan_samples): explain sees the window the
+ * hook would use; the program only reads them. A policy that is not
+ * attached is loaded here with fresh maps and no sampler: oomd's window is
+ * then "since boot" for every unit. Nothing here counts as a run or a kill.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -65,7 +65,9 @@ static const char *policy_mode(const struct policy_info *info)
 		return "incomplete";
 	if (info->orphaned)
 		return "orphaned";
-	return info->meta.flags & POLICY_DRY_RUN ? "dry-run" : "kill";
+	if (info->meta.flags & POLICY_DRY_RUN)
+		return "dry-run";
+	return info->meta.flags & POLICY_KILL_UNIT ? "kill-unit" : "kill";
 }
 
 int policy_list_print(void)
@@ -121,6 +123,7 @@ int policy_show_print(const char *name)
 	out_time("attached", "attached:  %s\n", meta->attach_time_ns);
 	out_str("scope", "scope:     %s\n", info.scope);
 	out_bool("dry_run", "dry-run:   %s\n", meta->flags & POLICY_DRY_RUN);
+	out_bool("kill_unit", "kill-unit: %s\n", meta->flags & POLICY_KILL_UNIT);
 	out_bool("incomplete", "incomplete: %s\n", meta->flags & POLICY_ATTACHING);
 	out_bool("orphaned", "orphaned:  %s\n", info.orphaned);
 	if (st->runs_known)
@@ -169,7 +172,7 @@ static const struct col cols[EX_NR_COLS] = {
 	[EX_COL_PGSCAN] = { "pgscan", "PGSCAN", COL_U64, 0,
 		"pages reclaim scanned in the window (oomd)" },
 	[EX_COL_WINDOW] = { "window_us", "WINDOW", COL_USEC, 0,
-		"since the policy last looked (oomd)" },
+		"how far back the window goes (oomd)" },
 	[EX_COL_MARKS] = { "marks", "MARKS", COL_STR, 0,
 		"empty (no task), protected (-1000), omit, avoid, group" },
 	[EX_COL_PID] = { "pid", "PID", COL_U64, 0, "the process it would kill" },
@@ -251,8 +254,8 @@ static void print_explained(const struct policy_explained *e)
 	out_newline();
 	if (pgscan) {
 		/* the window is per unit; say where it comes from */
-		out_str("window", "  reclaim window: pgscan since the policy last looked at each unit (%s)\n",
-			e->state ? "the attached policy's state" : "since boot: no state of an attached oomd");
+		out_str("window", "  reclaim window: pgscan since the sampler's tick before last, per unit (%s)\n",
+			e->state ? "the attached policy's samples" : "since boot: no samples of an attached oomd");
 	}
 	if (a->nr_lost) {
 		out_u64("lost", "  %s units not shown: the ring was full\n", a->nr_lost);

@@ -50,15 +50,16 @@ policy attach largest-leaf dry-run
 policy attach $dir/mine.bpf.o dry-run
 # one built-in, twice: a name of its own each
 policy attach oomd name oomd-b dry-run
+policy attach largest-leaf kill-unit name ll-unit
 CONF
 run apply --check "$good"
-if [[ $status -eq 0 && $out == "configuration OK: 4 policies, 0 triggers in 1 file" ]]; then
+if [[ $status -eq 0 && $out == "configuration OK: 5 policies, 0 triggers in 1 file" ]]; then
 	pass "a good file passes --check"
 else
 	fail "a good file passes --check (status $status: $out $err)"
 fi
 run -j apply --check "$good"
-if [[ $status -eq 0 ]] && jq -e '.policies == 4 and .triggers == 0 and .files == 1' \
+if [[ $status -eq 0 ]] && jq -e '.policies == 5 and .triggers == 0 and .files == 1' \
 	<<<"$out" >/dev/null; then
 	pass "--check -j counts them"
 else
@@ -106,6 +107,7 @@ refused "'name' without a name" 1 "missing POLICY after 'name'" \
 refused "two policies given one name" 2 "policy 'work' is configured already at $dir/bad.conf:1" \
 	"policy attach oomd name work" "policy attach largest-leaf dry-run name work"
 refused "no policy named" 1 "missing NAME or FILE.bpf.o" "policy attach"
+refused "kill-unit twice" 1 "unexpected 'kill-unit'" "policy attach oomd kill-unit kill-unit"
 refused "a relative object path" 1 "'mine.bpf.o': an object file needs an absolute path" \
 	"policy attach mine.bpf.o"
 refused "a missing object file" 1 "cannot open '$dir/gone.bpf.o': No such file" \

@@ -155,9 +155,9 @@ is "" "--json=x"
 # policies: built in for attach, with object files and folders
 is "largest-leaf oomd" "policy attach "
 is "$tmp/objs/p.bpf.o $tmp/objs/sub" "policy attach $tmp/objs/"
-is "dry-run name scope" "policy attach oomd "
+is "dry-run kill-unit name scope" "policy attach oomd "
 is "" "policy attach oomd name "
-is "name scope" "policy attach oomd dry-run "
+is "kill-unit name scope" "policy attach oomd dry-run "
 is "user.slice/" "--cgroupfs $cg policy attach oomd scope u"
 
 # live: attached policies and trigger ids from the (fake) oomctl's lists

@@ -23,6 +23,16 @@
  * A vfork child: the policy names the child C of a vfork() in victimtest/vf
  * (it shares its parent's mm). The kfunc must refuse it with -EINVAL; the
  * kernel's killer then kills the oom_score_adj 1000 hog beside them.
+ *
+ * bpf_oom_kill_memcg(), a unit killed whole: U1 and U2 share victimtest/u
+ * with S3 (oom_score_adj 500), sacrificial oom_score_adj 1000 hogs S1 and
+ * S2 sit in victimtest/s. The policy names
+ * U1 with, as the unit, the root memcg in a system-wide OOM
+ * (mem_cgroup_scan_tasks() BUG()s on it), then victimtest/s (U1's memory is not charged there), then, for an
+ * OOM in victimtest/u, victimtest/s again (outside the OOM): -EINVAL each
+ * time, U1 and U2 live, and the kernel's killer takes a sacrificial hog
+ * (S1, S2, then S3).
+ * Then victimtest/u: U1 and U2 both die.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -296,6 +306,67 @@ static void vfork_victim(void)
 	hogs_kill(&w2, 1);
 }
 
+static void kill_unit(void)
+{
+	struct hog u[2], s[3];
+	struct run_record *r;
+	unsigned int r0;
+	int ret;
+	static const struct {
+		const char *what, *oom_in;
+		uint64_t unit;	/* 0: victimtest/s, 1: the root */
+	} refused[] = {
+		/* system-wide: the root is within every OOM */
+		{ "the root memcg", NULL, 1 },
+		{ "a memcg U1's memory is not charged to", TOP, 0 },
+		{ "a memcg outside the OOM'ing one", TOP "/u", 0 },
+	};
+
+	if (hog_spawn(&u[0], "U1", TOP "/u", 16 * MiB, 0) ||
+	    hog_spawn(&u[1], "U2", TOP "/u", 16 * MiB, 0) ||
+	    hog_spawn(&s[0], "S1", TOP "/s", 8 * MiB, 1000) ||
+	    hog_spawn(&s[1], "S2", TOP "/s", 8 * MiB, 1000) ||
+	    hog_spawn(&s[2], "S3", TOP "/u", 8 * MiB, 500))
+		bail("cannot start the hogs");
+	for (int i = 0; i < 3; i++)
+		if ((i < 2 && (hog_release(&u[i]) || !hog_wait_ready(&u[i], 30000))) ||
+		    hog_release(&s[i]) || !hog_wait_ready(&s[i], 30000))
+			bail("a hog did not get its memory");
+
+	skel->bss->victim_pid = u[0].pid;
+	skel->bss->claim = 1;
+	for (unsigned int i = 0; i < 3; i++) {
+		skel->bss->unit_cgroup_id = refused[i].unit == 1 ? 1 :
+					    cg_id(TOP "/s");
+		r0 = skel->bss->nr_runs;
+		ret = declare(refused[i].oom_in ? cg_id(refused[i].oom_in) : 0);
+		r = run(r0);
+		check(r && r->ret == -EINVAL,
+		      "bpf_oom_kill_memcg() refused %s as U1's unit with -EINVAL (got %s)",
+		      refused[i].what, r ? errname(r->ret) : "nothing");
+		check(ret == 1 && hog_unkilled(&u[0]) && hog_unkilled(&u[1]),
+		      "...the OOM was handled (ret %d), U1 and U2 live", ret);
+		check(hogs_wait_first_death(s, 3, 5000) >= 0,
+		      "...the kernel's killer took a sacrificial hog");
+	}
+
+	skel->bss->unit_cgroup_id = cg_id(TOP "/u");
+	r0 = skel->bss->nr_runs;
+	ret = declare(cg_id(TOP));
+	r = run(r0);
+	check(r && r->ret == 0 && ret == 1,
+	      "bpf_oom_kill_memcg() with U1's own memcg killed (got %s)",
+	      r ? errname(r->ret) : "nothing");
+	check(hogs_wait_first_death(&u[0], 1, 5000) == 0 &&
+	      hogs_wait_first_death(&u[1], 1, 5000) == 0,
+	      "...U1 and U2 both died");
+	check(cg_read_key(TOP "/u", "memory.events", "oom_group_kill") == 1,
+	      "...victimtest/u's memory.events counts one oom_group_kill");
+	skel->bss->unit_cgroup_id = 0;
+	hogs_kill(u, 2);
+	hogs_kill(s, 3);
+}
+
 int main(void)
 {
 	struct bpf_link *link;
@@ -305,7 +376,8 @@ int main(void)
 	cg_destroy(TOP);
 	if (cg_write("", "cgroup.subtree_control", "+memory") ||
 	    cg_create(TOP) || cg_write(TOP, "cgroup.subtree_control", "+memory") ||
-	    cg_create(TOP "/v") || cg_create(TOP "/vf"))
+	    cg_create(TOP "/v") || cg_create(TOP "/vf") ||
+	    cg_create(TOP "/u") || cg_create(TOP "/s"))
 		bail("cannot set up the cgroups under /sys/fs/cgroup/" TOP);
 
 	skel = policy_load(-1, true);
@@ -316,6 +388,7 @@ int main(void)
 
 	same_victim_twice();
 	vfork_victim();
+	kill_unit();
 
 	bpf_link__destroy(link);
 	named_victim_bpf__destroy(skel);

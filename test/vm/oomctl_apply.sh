@@ -82,7 +82,7 @@ printf 'policy attach oomd\npsi add /apply/b some 1s 2s\npolicy attach largest-l
 out=$(oomctl apply $d/broken.conf 2>&1); rc=$?
 check "a broken file: exit status 2 ($rc)" test "$rc" = 2
 check "a broken file: one line naming line 3" \
-	test "$out" = "Error: $d/broken.conf:3: unexpected 'sideways' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [name POLICY])"
+	test "$out" = "Error: $d/broken.conf:3: unexpected 'sideways' (policy attach { NAME | FILE.bpf.o } [scope CGROUP] [dry-run] [kill-unit] [name POLICY])"
 check "a broken file: nothing changed" same_state "$before"
 printf 'policy attach oomd\npolicy attach oomd scope /apply/nothere\n' >$d/broken2.conf
 check "a scope that does not exist fails" fails oomctl apply $d/broken2.conf

@@ -93,7 +93,7 @@ check "restarting with a broken file fails" bash -c '! systemctl restart oomctl.
 check "the unit is failed, exit status 2" test \
 	"$(prop oomctl.service ActiveState) $(prop oomctl.service ExecMainStatus)" = "failed 2"
 check "the journal has the line's error" bash -c \
-	"journalctl -b -u oomctl.service -o cat | grep -qx \"Error: /etc/oomctl/oomctl.conf:2: unexpected 'everywhere' (policy attach { NAME | FILE.bpf.o } \\[scope CGROUP\\] \\[dry-run\\] \\[name POLICY\\])\""
+	"journalctl -b -u oomctl.service -o cat | grep -qx \"Error: /etc/oomctl/oomctl.conf:2: unexpected 'everywhere' (policy attach { NAME | FILE.bpf.o } \\[scope CGROUP\\] \\[dry-run\\] \\[kill-unit\\] \\[name POLICY\\])\""
 check "the policy and the trigger are those of the boot" test \
 	"${before/largest-leaf/}" != "$before" -a \
 	"$(oomctl -j policy list | jq -c '[.policies[] | {name, prog_id}]'; oomctl -j psi list | jq -c '[.triggers[].id]')" = "$before"

@@ -67,8 +67,10 @@ check "explain oomd /oomtest: it would kill in cg4" \
 	jqe '.policies[0].verdict == "kill" and .policies[0].victim.cgroup == "/oomtest/cg3/cg4"' "$out"
 check "...it shows the reclaim window, from the attached policy" \
 	jqe '.policies[0].window | test("attached")' "$out"
-check "...each unit has pgscan and its window, since boot at first" \
-	jqe '.policies[0].candidates as $c | ($c | length == 4) and ([$c[] | .window_us] | unique | length == 1 and .[0] > 0) and all($c[]; .pgscan != null)' "$out"
+# the sampler saw each unit within a tick of its creation: windows of one
+# to two seconds (3 s allows for a late tick under TCG), none since boot
+check "...each unit has pgscan and its window, the sampler's (at most 3 s)" \
+	jqe '.policies[0].candidates as $c | ($c | length == 4) and all($c[]; .pgscan != null and .window_us > 0 and .window_us <= 3000000)' "$out"
 check "...cg1 is marked avoid and ranked after the smaller cg4" \
 	jqe '[.policies[0].candidates[] | select(.rank != null) | .cgroup] as $r | ($r | index("/oomtest/cg1")) > ($r | index("/oomtest/cg3/cg4")) and any(.policies[0].candidates[]; .cgroup == "/oomtest/cg1" and .marks == "avoid")' "$out"
 check "...cg5, with no task yet, is skipped as empty" \
@@ -76,16 +78,13 @@ check "...cg5, with no task yet, is skipped as empty" \
 check "...cg2 (a -1000 holder) is skipped" \
 	jqe 'any(.policies[0].candidates[]; .cgroup == "/oomtest/cg2" and .rank == null and .marks == "protected")' "$out"
 pred=$(predicted "$out")
-out=$(oomctl -j policy explain oomd /oomtest)
-check "explain moved no window (a second run: still since boot)" \
-	jqe '[.policies[0].candidates[] | .window_us] | unique | length == 1' "$out"
 check "explain changed no counter and logged no event" test "$(state)" = "$before"
 victim=$(trigger)
 check "the real OOM killed the predicted pid $pred (got $victim)" test "$victim" = "$pred"
-# the OOM moved the windows of the units it ranked, not of skipped cg2
+# the sampler keeps the windows recent, for skipped units too
 out=$(oomctl -j policy explain oomd /oomtest)
-check "after the OOM, cg1's window starts at the policy's look, cg2's at boot" \
-	jqe '[.policies[0].candidates[] | {(.cgroup): .window_us}] | add | .["/oomtest/cg1"] < .["/oomtest/cg2"]' "$out"
+check "after the OOM, every window is still the sampler's (at most 3 s)" \
+	jqe 'all(.policies[0].candidates[]; .window_us > 0 and .window_us <= 3000000)' "$out"
 setfattr -x user.oomd_avoid $CG/oomtest/cg1
 
 # --- no NAME: the attached policies in the kernel's order --------------------

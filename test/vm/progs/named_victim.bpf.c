@@ -23,6 +23,8 @@ struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 /* Set by the scenario between OOMs */
 s32 victim_pid;		/* 0: name nobody, just record the run */
 s32 claim;		/* return 1 after a successful kill (else always 0) */
+u64 unit_cgroup_id;	/* not 0: kill with this cgroup's memcg as the unit
+			 * (bpf_oom_kill_memcg()) */
 
 u32 nr_runs;
 struct run_record runs[NAMED_MAX_RECORDS];
@@ -55,6 +57,26 @@ static u32 named_flags(struct task_struct *task)
 	return flags;
 }
 
+/* bpf_oom_kill_memcg() with cgroup @cgid's memcg, the root's too */
+static int kill_with_unit(struct oom_control *oc, struct task_struct *task,
+			  u64 cgid)
+{
+	struct mem_cgroup *unit;
+	struct cgroup *cg;
+	int ret;
+
+	cg = bpf_cgroup_from_id(cgid);
+	if (!cg)
+		return -ENOENT;
+	unit = bpf_get_mem_cgroup(&cg->self);
+	bpf_cgroup_release(cg);
+	if (!unit)
+		return -ENOENT;
+	ret = bpf_oom_kill_memcg(oc, task, unit, "named-unit");
+	bpf_put_mem_cgroup(unit);
+	return ret;
+}
+
 SEC("fmod_ret.s/bpf_handle_out_of_memory")
 int BPF_PROG(named_victim, struct oom_control *oc)
 {
@@ -71,7 +93,9 @@ int BPF_PROG(named_victim, struct oom_control *oc)
 		task = bpf_task_from_pid(rec.pid);
 		if (task) {
 			rec.flags = named_flags(task);
-			rec.ret = bpf_oom_kill_process(oc, task, "named-victim");
+			rec.ret = unit_cgroup_id ?
+				  kill_with_unit(oc, task, unit_cgroup_id) :
+				  bpf_oom_kill_process(oc, task, "named-victim");
 			bpf_task_release(task);
 		} else {
 			rec.ret = -ESRCH;

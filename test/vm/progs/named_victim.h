@@ -18,7 +18,7 @@ enum {
 struct run_record {
 	u64 seq;	/* from run_seq, shared by all instances; 1-based */
 	s32 pid;	/* the named task, 0 if none */
-	s32 ret;	/* bpf_oom_kill_process()'s return; -ESRCH: no such pid */
+	s32 ret;	/* the kill kfunc's return; -ESRCH: no such pid */
 	u32 flags;	/* NAMED_* */
 	s32 returned;	/* what the program returned */
 };

@@ -138,7 +138,6 @@ static int event_emit(const struct oom_event *e)
 static int do_list(int argc, char **argv)
 {
 	struct event_list_opts opts = {};
-	const char *arg;
 	uint64_t count;
 	static const char *const kws[] = { "count", NULL };
 	int kw = argc > 0 ? arg_keyword(kws, *argv) : KW_NONE;
@@ -149,12 +148,8 @@ static int do_list(int argc, char **argv)
 		NEXT_ARG();
 		if (!REQ_ARGS(1))
 			return OOMCTL_EXIT_USAGE;
-		arg = GET_ARG();
-		if (parse_u64(arg, 1, UINT32_MAX, &count)) {
-			p_err("invalid count '%s': expected 1..%u", arg,
-			      UINT32_MAX);
+		if (arg_number("count", GET_ARG(), 1, UINT32_MAX, &count))
 			return OOMCTL_EXIT_USAGE;
-		}
 		opts.count = count;
 	}
 	if (!NO_MORE_ARGS())

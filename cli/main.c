@@ -85,6 +85,16 @@ static int columns_check(void)
 	return -EINVAL;
 }
 
+int arg_number(const char *what, const char *arg, uint64_t min, uint64_t max,
+	       uint64_t *val)
+{
+	if (!parse_u64(arg, min, max, val))
+		return 0;
+	p_err("invalid %s '%s': expected %llu..%llu", what, arg,
+	      (unsigned long long)min, (unsigned long long)max);
+	return OOMCTL_EXIT_USAGE;
+}
+
 int arg_keyword(const char *const *words, const char *arg)
 {
 	char list[256] = "";

@@ -75,6 +75,13 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv);
 #define KW_AMBIGUOUS	(-2)
 int arg_keyword(const char *const *words, const char *arg);
 
+/*
+ * The number after keyword @what (count, order, ...) in *@val, or a usage
+ * error naming it and its range; returns 0 or OOMCTL_EXIT_USAGE.
+ */
+int arg_number(const char *what, const char *arg, uint64_t min, uint64_t max,
+	       uint64_t *val);
+
 /* p_err() "MSG; usage: oomctl OBJECT VERB ARGS" for the running verb */
 void usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -759,7 +759,6 @@ int do_units(int argc, char **argv)
 	if (argc > 0) {
 		static const char *const kws[] = { "user-units", NULL };
 		int kw = arg_keyword(kws, *argv);
-		const char *arg;
 		uint64_t n;
 
 		if (kw == KW_AMBIGUOUS)
@@ -768,12 +767,9 @@ int do_units(int argc, char **argv)
 			NEXT_ARG();
 			if (!REQ_ARGS(1))
 				return OOMCTL_EXIT_USAGE;
-			arg = GET_ARG();
-			if (parse_u64(arg, 1, USERS_UNITS_MAX, &n)) {
-				p_err("invalid user-units '%s': expected 1..%d",
-				      arg, USERS_UNITS_MAX);
+			if (arg_number("user-units", GET_ARG(), 1,
+				       USERS_UNITS_MAX, &n))
 				return OOMCTL_EXIT_USAGE;
-			}
 			user_units_max = n;
 		}
 	}

@@ -30,7 +30,6 @@ static int do_declare(int argc, char **argv)
 	struct oom_declare_opts opts = {};
 	struct cgroup_ref cg;
 	bool have_order = false;
-	const char *arg;
 	uint64_t order;
 	int err;
 
@@ -56,12 +55,8 @@ static int do_declare(int argc, char **argv)
 			NEXT_ARG();
 			if (!REQ_ARGS(1))
 				return OOMCTL_EXIT_USAGE;
-			arg = GET_ARG();
-			if (parse_u64(arg, 0, OOM_ORDER_MAX, &order)) {
-				p_err("invalid order '%s': expected 0..%d",
-				      arg, OOM_ORDER_MAX);
+			if (arg_number("order", GET_ARG(), 0, OOM_ORDER_MAX, &order))
 				return OOMCTL_EXIT_USAGE;
-			}
 			opts.order = order;
 			have_order = true;
 		} else if (kw == 1 && !opts.wait) {

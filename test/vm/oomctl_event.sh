@@ -3,6 +3,7 @@
 # no policy attached, keeps at least 1024 records, is read without being
 # consumed, and watch streams new records until interrupted. Each record
 # keeps its cgroup's path, which names the cgroup after it is removed.
+# Its counts (the Prometheus export) hold 4096 label sets, then "(other)".
 # Usage (in the guest): oomctl_event.sh BUILD_DIR
 set -u
 build=${1:?usage: oomctl_event.sh BUILD_DIR}
@@ -51,11 +52,22 @@ in_window() {
 check "the kill's time is when it happened" \
 	in_window "$(jq -r "[.events[] | select(.type == \"kill\" and .pid == $h)][0].time" <<<"$ev")"
 
-# Fill the log past 1024 records: declared OOMs in an empty memcg log one each
-cg_make /ev/empty
-check "1100 declared OOMs" "$build/test/vm/declare_flood" $CG/ev/empty 1100
+# Fill the log past 1024 records, and its counts past OOM_COUNTS_MAX (4096)
+# label sets, after which they go under "(other)": a declared OOM in an
+# empty memcg logs one record, and 4100 new cgroups are more label sets
+# than the counts have room for
+cg_make /ovf/c0
+echo +memory > $CG/ovf/cgroup.subtree_control
+mkdir $CG/ovf/c{1..4099}
+check "one declared OOM in each of 4100 cgroups" "$build/test/vm/declare_flood" --children $CG/ovf
 n=$(oomctl -j event list | jq '.events | length')
 check "the log keeps at least 1024 records (has $n)" test "$n" -ge 1024
+prom=$(oomctl event export --prometheus)
+check "the OOMs beyond 4096 label sets are counted under (other)" \
+	grep -qE '^oomctl_ooms_total\{cgroup="\(other\)",trigger="\(other\)"\} [1-9]' <<<"$prom"
+check "...and the four families hold 4096 label sets" test \
+	"$(grep -cE '^oomctl_(kills|dry_run_kills|ooms|psi_events)_total\{' <<<"$prom")" = 4097
+rmdir $CG/ovf/c[0-9]* $CG/ovf
 check "bad count is a usage error" bash -c "'$OOMCTL' event list count many 2>/dev/null; test \$? = 2"
 
 # Paths in the log: a removed cgroup keeps the path it had at the event

@@ -105,6 +105,7 @@ struct policy_explained {
 	char name[POLICY_NAME_LEN];
 	char source[POLICY_SOURCE_LEN];	/* as policy_meta's */
 	bool attached, dry_run, state;	/* state: the attached policy's maps */
+	bool kill_unit;			/* attached with kill-unit */
 	uint64_t scope_id;
 	struct oom_explain_args args;
 	/* The units it looked at, in its order of preference, then the

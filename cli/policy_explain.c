@@ -372,6 +372,7 @@ static int explain_one(const struct policy_explain_opts *opts,
 		}
 		e->attached = true;
 		e->dry_run = meta.flags & POLICY_DRY_RUN;
+		e->kill_unit = meta.flags & POLICY_KILL_UNIT;
 		e->scope_id = meta.scope_id;
 		snprintf(e->source, sizeof(e->source), "%s", meta.source);
 	} else {
@@ -434,6 +435,7 @@ static int explain_all(struct policy_explanation *x)
 		snprintf(e->source, sizeof(e->source), "%s", metas[i].source);
 		e->attached = true;
 		e->dry_run = metas[i].flags & POLICY_DRY_RUN;
+		e->kill_unit = metas[i].flags & POLICY_KILL_UNIT;
 		e->scope_id = metas[i].scope_id;
 		e->args.oom_cgroup_id = x->oom_id;
 		e->args.scope_id = e->scope_id;

@@ -235,8 +235,8 @@ static void print_explained(const struct policy_explained *e)
 	out_text(e->attached ? " (attached" : " (not attached");
 	out_str("scope", ", scope %s", e->scope_id ?
 		cgroup_path_of_id(e->scope_id, buf, sizeof(buf)) : "system");
-	out_str("mode", ", %s)", e->attached ? e->dry_run ? "dry-run" : "kill" :
-		"kill");
+	out_str("mode", ", %s)", !e->attached ? "kill" : e->dry_run ? "dry-run" :
+		e->kill_unit ? "kill-unit" : "kill");
 	out_str("verdict", ": %s", verdict_str(e));
 	out_str("status", NULL, e->status);
 	if (a->verdict == OOM_EXPLAIN_KILL || (a->verdict == OOM_EXPLAIN_DEFERS &&
@@ -247,6 +247,9 @@ static void print_explained(const struct policy_explained *e)
 		out_str("cgroup", " of %s", cgroup_path_of_id(a->victim_cgroup_id,
 							     buf, sizeof(buf)));
 		out_bytes("rss", ", rss %s", a->victim_rss);
+		out_bool("unit", NULL, e->kill_unit);
+		if (e->kill_unit)
+			out_text(", and the rest of its unit");
 		out_close();
 	}
 	if (e->status)

@@ -112,6 +112,10 @@ oomctl policy detach oomd >/dev/null
 check "attach oomd kill-unit" oomctl policy attach oomd kill-unit
 check "...policy list says kill-unit" \
 	json 'any(.policies[]; .name == "oomd" and .mode == "kill-unit")' oomctl -j policy list
+# the last story's hogs still hold /oomd's units
+check "...explain says the rest of the victim's unit goes too" \
+	json '.policies[0].mode == "kill-unit" and .policies[0].victim.unit == true' \
+	oomctl -j policy explain oomd /oomd
 unit_story
 check "kill-unit: both of a's hogs are killed, b's and c's live (got $VICTIM)" \
 	test "$VICTIM" = "a1 a2"
@@ -212,7 +216,7 @@ recent_story() {
 	done
 	A=$(HOG_CYCLE=1 hog_start /oomd/a 24 0)
 	for i in $(seq 300); do
-		[ "$(pgscan /oomd/a)" -ge 80000 ] && break
+		[ "$(pgscan /oomd/a)" -ge 40000 ] && break
 		sleep 0.1
 	done
 	kill -STOP "$A"

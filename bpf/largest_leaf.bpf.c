@@ -12,7 +12,7 @@
  * process with the most resident memory: the kernel allows one kill per
  * OOM, and if the leaf is still too big the next OOM takes the next one
  * (with memory.oom.group set the kernel kills the whole leaf at once, and
- * so it does with kill_unit, oomctl's "kill unit"). If
+ * so it does with kill_unit, oomctl's "kill-unit"). If
  * there is no candidate, return 0 and the kernel's killer runs.
  *
  * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the

@@ -16,7 +16,7 @@
  * systemd-oomd reads them). Units holding a task with oom_score_adj -1000
  * are skipped. In a leaf unit the process with the most resident memory is
  * killed (the kernel allows one kill per OOM), or with kill_unit (oomctl's
- * "kill unit") the whole unit, as systemd-oomd kills; for an oom.group
+ * "kill-unit") the whole unit, as systemd-oomd kills; for an oom.group
  * unit the kernel kills the group with its first task.
  *
  * It is a struct bpf_oom_ops: oomctl attaches it to its scope's cgroup (the

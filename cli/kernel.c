@@ -79,8 +79,10 @@ int syscall_prog_run(int prog_fd, void *ctx, size_t size)
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ctx, .ctx_size_in = size);
 
 	/* A syscall program's context is copied back into ctx_in */
-
-	return bpf_prog_test_run_opts(prog_fd, &opts) ? -errno : 0;
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	/* What the program returned: 0, or its own -errno */
+	return (int)opts.retval;
 }
 
 bool cap_effective(int cap)

@@ -24,7 +24,8 @@ int load_failed(const char *what, int err);
 struct bpf_object_open_opts;
 void open_opts_debug(struct bpf_object_open_opts *opts);
 
-/* BPF_PROG_TEST_RUN of a syscall program on @ctx (in and out). */
+/* BPF_PROG_TEST_RUN of a syscall program on @ctx (in and out): 0, -errno
+ * if the run failed, or the program's own negative return value */
 int syscall_prog_run(int prog_fd, void *ctx, size_t size);
 /* Whether capability @cap (CAP_*) is in our effective set: for messages
  * only, the kernel decides */

@@ -115,16 +115,6 @@ static struct bpf_program *start_prog(struct bpf_object *obj,
 	return prog;
 }
 
-/* Run the start program; its return value is 0 or -errno */
-static int policy_start(struct bpf_program *prog)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
-
-	if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
-		return -errno;
-	return (int)opts.retval;
-}
-
 /* Set a `const volatile` global of the object before load. */
 static int set_rodata(struct bpf_object *obj, const char *var, const void *val,
 		      size_t size)
@@ -637,7 +627,7 @@ int policy_attach(const struct policy_attach_opts *opts,
 		}
 	}
 	if (start) {
-		err = policy_start(start);
+		err = syscall_prog_run(bpf_program__fd(start), NULL, 0);
 		if (err) {
 			p_err("policy %s did not start: %s (its %s program)",
 			      meta.name, strerror(-err), POLICY_START_PROG);

@@ -67,14 +67,16 @@ for policy in largest-leaf oomd; do
 done
 
 # kill-unit (bpf_oom_kill_memcg()): a, chosen, dies whole; b lives
-check "attach oomd kill-unit" oomctl policy attach oomd kill-unit
-story oomd
-check "oomd kill-unit kills a's first hog" \
-	jqe ".handled and .kills[0].chosen_by == \"oomd\" and
-	     (.kills[0].pid == $A1 or .kills[0].pid == $A2)" "$OUT"
-check "...and a's other hog" bash -c "$(declare -f alive wait_dead); wait_dead $A1 5 && wait_dead $A2 5"
-check "...b's hog survives" alive "$B"
-oomctl policy detach oomd >/dev/null
+for policy in largest-leaf oomd; do
+	check "attach $policy kill-unit" oomctl policy attach "$policy" kill-unit
+	story "$policy"
+	check "$policy kill-unit kills a's first hog" \
+		jqe ".handled and .kills[0].chosen_by == \"$policy\" and
+		     (.kills[0].pid == $A1 or .kills[0].pid == $A2)" "$OUT"
+	check "...and a's other hog" bash -c "$(declare -f alive wait_dead); wait_dead $A1 5 && wait_dead $A2 5"
+	check "...b's hog survives" alive "$B"
+	oomctl policy detach "$policy" >/dev/null
+done
 
 cg_remove /dying
 umount "$SHM" && rmdir "$SHM"
